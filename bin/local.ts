@@ -1,0 +1,80 @@
+/**
+ * `npm start`: the API on this machine. DynamoDB Local (data kept in .local/dynamodb), the stack's
+ * table, every function bundled as for Lambda behind an emulator of API Gateway HTTP API, and a
+ * demo organization, key and chatbot. Ctrl-C stops all of it.
+ *
+ *   npm start                                   port 3000, data kept between runs
+ *   npm start -- --port 8080
+ *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { systemClock } from "#functions/domain/context";
+import { createDb } from "#functions/store/dynamodb";
+import { ensureDemo } from "#lib/local/demo";
+import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
+
+const { values } = parseArgs({
+  options: {
+    port: { type: "string", default: process.env.PORT ?? "3000" },
+    host: { type: "string", default: "127.0.0.1" },
+    ephemeral: { type: "boolean", default: false },
+    "demo-file": { type: "string", default: resolve(localDirectory, "demo.json") },
+    /** Where to write {baseUrl, tableName, dynamoDbEndpoint} (the operator CLI reads .local/runtime.json). */
+    "runtime-file": { type: "string" },
+  },
+});
+
+mkdirSync(localDirectory, { recursive: true });
+const runtime = await startLocalRuntime({
+  port: Number(values.port),
+  host: values.host,
+  ...(values.ephemeral ? {} : { dataDirectory: resolve(localDirectory, "dynamodb") }),
+});
+// The operator CLI finds the local table through this file (an ephemeral run writes none unless asked).
+const runtimeFile =
+  values["runtime-file"] ?? (values.ephemeral ? undefined : resolve(localDirectory, "runtime.json"));
+if (runtimeFile)
+  writeFileSync(
+    runtimeFile,
+    `${JSON.stringify({ tableName: runtime.tableName, dynamoDbEndpoint: runtime.dynamoDbEndpoint, baseUrl: runtime.baseUrl }, null, 2)}\n`,
+  );
+const demo = await ensureDemo(
+  { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock },
+  values["demo-file"],
+  runtime.baseUrl,
+);
+
+const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
+  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
+  -d '{"chatbot_id":"${demo.chatbotId}"}'`;
+console.log(`
+Chatbot Conversation API (local)
+  Base URL      ${demo.baseUrl}
+  API key       ${demo.apiKey}
+  Chatbot id    ${demo.chatbotId}
+  Organization  ${demo.organizationId}
+  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint}
+  Demo file     ${values["demo-file"]}
+
+Start a conversation:
+${curl}
+
+Then send a message (use the conversation_id it returns):
+curl -s -X POST ${demo.baseUrl}/api/message \\
+  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
+  -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Ctrl-C stops everything.
+`);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await runtime.stop();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);

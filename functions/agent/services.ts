@@ -1,0 +1,174 @@
+/**
+ * The agent side of a turn, assembled from the Lambda's environment: which engine a chatbot gets,
+ * how attachments are read, where model API keys come from, and the chatbot's tools.
+ *
+ * Environment (set by the stack, or by the local runtime):
+ *   BEDROCK_REGION                 region of Bedrock calls (default: AWS_REGION)
+ *   AWS_ENDPOINT_URL_BEDROCK_RUNTIME  read by the SDK itself; the local runtime points it at a fake
+ *   MODEL_SECRETS                  `secretsmanager:<prefix>` on the stack: a chatbot's `apiKeySecret`
+ *                                  names a secret under that prefix. `local:<directory>` locally: the
+ *                                  key is read from the environment variable MODEL_SECRET_<NAME> or the
+ *                                  file <directory>/<name>. Keys never live in the table.
+ *   IMAGE_FETCH_ALLOW_PRIVATE      local runtime / tests only: `host:port,…` that may be private
+ *   IMAGE_FETCH_CA_FILE            local runtime / tests only: a PEM CA trusted for image fetches
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
+import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { createBedrockClient, createBedrockEngine } from "#functions/agent/bedrock-engine";
+import { type ChatEngine, emptyToolBox, type ToolBox } from "#functions/agent/engine";
+import { AttachmentError, type ImageFetchOptions, resolveImageAttachments } from "#functions/agent/images";
+import { createOpenAiEngine } from "#functions/agent/openai-engine";
+import { createScriptedEngine } from "#functions/agent/scripted-engine";
+import type { ChatbotBundle } from "#functions/domain/chatbots";
+import type {
+  AgentServices,
+  AttachmentInput,
+  ResolvedAttachment,
+  ToolBoxRequest,
+} from "#functions/domain/messages";
+import { validationError } from "#functions/errors";
+
+export interface AgentEnvironment {
+  bedrockRegion: string;
+  modelSecrets: { kind: "secretsmanager"; prefix: string } | { kind: "local"; directory: string };
+  imageFetch: Pick<ImageFetchOptions, "allowPrivate" | "trustedCa">;
+  /** Extra tool sources (look-up tools); absent means no tools. */
+  toolBoxFor?: (request: ToolBoxRequest) => Promise<ToolBox>;
+}
+
+export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnvironment {
+  const secrets = env.MODEL_SECRETS ?? "local:.local/secrets";
+  const [kind, ...rest] = secrets.split(":");
+  const location = rest.join(":");
+  return {
+    bedrockRegion: env.BEDROCK_REGION ?? env.AWS_REGION ?? "us-east-1",
+    modelSecrets:
+      kind === "secretsmanager" ? { kind, prefix: location } : { kind: "local", directory: location },
+    imageFetch: {
+      ...(env.IMAGE_FETCH_ALLOW_PRIVATE
+        ? {
+            allowPrivate: env.IMAGE_FETCH_ALLOW_PRIVATE.split(",").map((entry) => {
+              const [host = "", port = "443"] = entry.trim().split(/:(?=\d+$)/);
+              return { host, port: Number(port) };
+            }),
+          }
+        : {}),
+    },
+  };
+}
+
+export function agentServicesFromEnvironment(env: NodeJS.ProcessEnv = process.env): AgentServices {
+  const environment = agentEnvironment(env);
+  let trustedCa: Promise<string | undefined> | undefined;
+  const caFile = env.IMAGE_FETCH_CA_FILE;
+  const imageOptions = async (): Promise<ImageFetchOptions> => {
+    trustedCa ??= caFile ? readFile(caFile, "utf8") : Promise.resolve(undefined);
+    const ca = await trustedCa;
+    return { ...environment.imageFetch, ...(ca ? { trustedCa: ca } : {}) };
+  };
+  return createAgentServices(environment, imageOptions);
+}
+
+export function createAgentServices(
+  environment: AgentEnvironment,
+  imageOptions: () => Promise<ImageFetchOptions> = async () => environment.imageFetch,
+): AgentServices {
+  let bedrock: BedrockRuntimeClient | undefined;
+  const secrets = modelSecretReader(environment.modelSecrets);
+  return {
+    async resolveAttachments(attachments, signal) {
+      return resolveAttachments(attachments, { ...(await imageOptions()), signal });
+    },
+    async engineFor(bundle: ChatbotBundle): Promise<ChatEngine> {
+      const { chatbot } = bundle;
+      switch (chatbot.engine.kind) {
+        case "scripted":
+          return createScriptedEngine({
+            welcomeMessage: chatbot.welcomeMessage,
+            fallbackReply: chatbot.fallbackReply,
+            knowledge: bundle.knowledge.map((entry) => {
+              const { entryId, createdAt: _createdAt, ...content } = entry;
+              return { id: entryId, ...content };
+            }),
+          });
+        case "bedrock":
+          bedrock ??= createBedrockClient({ region: environment.bedrockRegion });
+          return createBedrockEngine({ client: bedrock, modelId: chatbot.engine.modelId });
+        case "openai":
+          return createOpenAiEngine({
+            baseUrl: chatbot.engine.baseUrl,
+            model: chatbot.engine.model,
+            apiKey: await secrets(chatbot.engine.apiKeySecret),
+          });
+      }
+    },
+    async toolBoxFor(request) {
+      return environment.toolBoxFor ? environment.toolBoxFor(request) : emptyToolBox;
+    },
+  };
+}
+
+async function resolveAttachments(
+  attachments: readonly AttachmentInput[],
+  options: ImageFetchOptions,
+): Promise<ResolvedAttachment[]> {
+  try {
+    const images = await resolveImageAttachments(attachments, options);
+    return images.map((image, index) => {
+      const source = attachments[index];
+      const stored =
+        source && "url" in source
+          ? { type: "image" as const, url: source.url, media_type: image.mediaType }
+          : {
+              type: "image" as const,
+              media_type: image.mediaType,
+              sha256: createHash("sha256").update(image.bytes).digest("hex"),
+              size: image.bytes.byteLength,
+            };
+      return { image, stored };
+    });
+  } catch (error) {
+    if (!(error instanceof AttachmentError)) throw error;
+    const source = attachments[error.index];
+    const field = source && "url" in source ? "url" : "data";
+    throw validationError([
+      {
+        type: "value_error",
+        loc: ["body", "attachments", error.index, field],
+        msg: `Value error, ${error.message.replace(/^Attachment \d+: /, "")}`,
+        input: field === "url" && source && "url" in source ? source.url : "<base64 data>",
+        ctx: { error: error.failure },
+      },
+    ]);
+  }
+}
+
+/** Model API keys by name: Secrets Manager on the stack, environment or files locally. Cached 5 minutes. */
+function modelSecretReader(source: AgentEnvironment["modelSecrets"]): (name: string) => Promise<string> {
+  const cache = new Map<string, { value: Promise<string>; until: number }>();
+  let client: SecretsManagerClient | undefined;
+  const read = async (name: string): Promise<string> => {
+    if (source.kind === "secretsmanager") {
+      client ??= new SecretsManagerClient({});
+      const secret = await client.send(new GetSecretValueCommand({ SecretId: `${source.prefix}${name}` }));
+      if (!secret.SecretString) throw new Error(`model secret ${name} has no string value`);
+      return secret.SecretString.trim();
+    }
+    const fromEnvironment = process.env[`MODEL_SECRET_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`];
+    if (fromEnvironment !== undefined) return fromEnvironment;
+    if (!/^[\w.-]+$/.test(name)) throw new Error(`model secret name ${name} is not a plain file name`);
+    return (await readFile(join(source.directory, name), "utf8")).trim();
+  };
+  return (name) => {
+    const now = Date.now();
+    const cached = cache.get(name);
+    if (cached && cached.until > now) return cached.value;
+    const value = read(name);
+    value.catch(() => cache.delete(name));
+    cache.set(name, { value, until: now + 5 * 60_000 });
+    return value;
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * API keys: their format, their hash, and the operator's create / list / revoke.
+ *
+ * A key is `cbk_` + 32 random base62 characters + a 6-character base62 CRC32 of them. The fixed
+ * prefix lets secret scanners recognise leaked keys; the checksum lets the authorizer refuse
+ * mistyped or invented keys without a database read. Only the SHA-256 of a key is stored (its
+ * ~190 bits of randomness make a salt or pepper unnecessary); the key itself is shown once.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { crc32 } from "node:zlib";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { DomainContext } from "#functions/domain/context";
+import { isoTime } from "#functions/domain/context";
+import { AppError } from "#functions/errors";
+import { cancellationReasons } from "#functions/store/conditions";
+import { type ApiKeyRecord, gsi1, type Item, items, keys, records } from "#functions/store/items";
+
+export const API_KEY_PREFIX = "cbk_";
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const RANDOM_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+
+/** Uniform base62 characters (rejection sampling keeps every character equally likely). */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62.charAt(byte % 62);
+    }
+  }
+  return out;
+}
+
+function base62Checksum(text: string): string {
+  let value = crc32(text);
+  let out = "";
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62.charAt(value % 62) + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+export function generateApiKey(): string {
+  const random = randomBase62(RANDOM_LENGTH);
+  return `${API_KEY_PREFIX}${random}${base62Checksum(random)}`;
+}
+
+/** True when the text has the key format and its checksum matches: worth a database look-up. */
+export function isWellFormedApiKey(text: string): boolean {
+  if (!API_KEY_PATTERN.test(text)) return false;
+  const body = text.slice(API_KEY_PREFIX.length);
+  return base62Checksum(body.slice(0, RANDOM_LENGTH)) === body.slice(RANDOM_LENGTH);
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash("sha256").update(apiKey).digest("hex");
+}
+
+export function displayPrefixOf(apiKey: string): string {
+  return `${apiKey.slice(0, API_KEY_PREFIX.length + 6)}…`;
+}
+
+export const newKeyId = (): string => `key_${randomBase62(16)}`;
+
+export interface CreatedApiKey {
+  /** The key itself: returned once, never stored. */
+  apiKey: string;
+  record: ApiKeyRecord;
+}
+
+/**
+ * Creates a key for an organization. The key copies the organization's subscription and rate limit,
+ * so the write is conditional on the organization's version: a concurrent change cannot leave the
+ * new key with stale copies.
+ */
+export async function createApiKey(
+  ctx: DomainContext,
+  input: { organizationId: string; name: string; expiresAt?: number },
+): Promise<CreatedApiKey> {
+  const organization = await ctx.db.client.send(
+    new GetCommand({
+      TableName: ctx.db.tableName,
+      Key: keys.organization(input.organizationId),
+      ConsistentRead: true,
+    }),
+  );
+  const orgItem = organization.Item;
+  if (!orgItem) throw new AppError("organization_not_found");
+  const org = records.organization(orgItem);
+  const apiKey = generateApiKey();
+  const record: ApiKeyRecord = {
+    keyId: newKeyId(),
+    organizationId: org.organizationId,
+    name: input.name,
+    displayPrefix: displayPrefixOf(apiKey),
+    createdAt: isoTime(ctx.clock()),
+    organizationActive: org.subscription === "active",
+    rateLimit: org.rateLimit,
+    ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+  };
+  try {
+    await ctx.db.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: ctx.db.tableName,
+              Key: keys.organization(org.organizationId),
+              ConditionExpression: "version = :version",
+              ExpressionAttributeValues: { ":version": org.version },
+            },
+          },
+          {
+            Put: {
+              TableName: ctx.db.tableName,
+              Item: items.apiKey(hashApiKey(apiKey), record),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (cancellationReasons(error).some((reason) => reason.failed)) throw new AppError("conflict");
+    throw error;
+  }
+  return { apiKey, record };
+}
+
+/** The organization's keys, newest last. Two steps: the keys-only index, then the items. */
+export async function listApiKeys(ctx: DomainContext, organizationId: string): Promise<ApiKeyRecord[]> {
+  const keyItems = await apiKeyKeysOf(ctx, organizationId);
+  const found: ApiKeyRecord[] = [];
+  for (let start = 0; start < keyItems.length; start += 100) {
+    let request: Record<string, { Keys: Item[] }> | undefined = {
+      [ctx.db.tableName]: { Keys: keyItems.slice(start, start + 100) },
+    };
+    while (request && Object.keys(request).length > 0) {
+      const response = await ctx.db.client.send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of response.Responses?.[ctx.db.tableName] ?? []) found.push(records.apiKey(item));
+      request = response.UnprocessedKeys as Record<string, { Keys: Item[] }> | undefined;
+    }
+  }
+  return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
+}
+
+/** Table keys (PK, SK) of an organization's API-key items, from GSI1. */
+export async function apiKeyKeysOf(
+  ctx: DomainContext,
+  organizationId: string,
+  keyId?: string,
+): Promise<Item[]> {
+  const found: Item[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const response = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        IndexName: gsi1.name,
+        KeyConditionExpression: keyId
+          ? "GSI1PK = :pk AND GSI1SK = :sk"
+          : "GSI1PK = :pk AND begins_with(GSI1SK, :sk)",
+        ExpressionAttributeValues: {
+          ":pk": gsi1.organizationPartition(organizationId),
+          ":sk": keyId ? gsi1.apiKeySortKey(keyId) : gsi1.apiKeysPrefix,
+        },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    for (const item of response.Items ?? []) found.push({ PK: item.PK, SK: item.SK });
+    exclusiveStartKey = response.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return found;
+}
+
+/** Revokes a key. Takes effect on the key's next request (no authorizer cache to wait for). */
+export async function revokeApiKey(
+  ctx: DomainContext,
+  input: { organizationId: string; keyId: string },
+): Promise<ApiKeyRecord> {
+  const [key] = await apiKeyKeysOf(ctx, input.organizationId, input.keyId);
+  if (!key) throw new AppError("api_key_not_found");
+  try {
+    const result = await ctx.db.client.send(
+      new UpdateCommand({
+        TableName: ctx.db.tableName,
+        Key: key,
+        UpdateExpression: "SET revokedAt = if_not_exists(revokedAt, :now)",
+        ConditionExpression: "attribute_exists(PK) AND organizationId = :org",
+        ExpressionAttributeValues: { ":now": isoTime(ctx.clock()), ":org": input.organizationId },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return records.apiKey(result.Attributes ?? {});
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("api_key_not_found");
+    throw error;
+  }
+}

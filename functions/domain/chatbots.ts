@@ -1,0 +1,315 @@
+/**
+ * Chatbots and their knowledge entries (operator side), and the one read a conversation turn needs:
+ * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
+ */
+import { randomUUID } from "node:crypto";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { DomainContext } from "#functions/domain/context";
+import { isoTime } from "#functions/domain/context";
+import { AppError } from "#functions/errors";
+import {
+  type ChatbotRecord,
+  type EngineConfig,
+  entities,
+  entityOf,
+  gsi1,
+  type Item,
+  items,
+  type KnowledgeEntryRecord,
+  keys,
+  prefixes,
+  records,
+} from "#functions/store/items";
+
+/** Documented defaults (README "Chatbot settings"). */
+export const chatbotDefaults = {
+  instructions: "",
+  engine: { kind: "scripted" } as EngineConfig,
+  temperature: 0.3,
+  maxOutputTokens: 800,
+  historyWindow: 20,
+  welcomeMessage: "Hi! How can I help you today?",
+  fallbackReply: "Sorry, I can't help with that right now. Could you rephrase, or try again in a moment?",
+} as const;
+
+export const chatbotLimits = {
+  name: 120,
+  instructions: 8_000,
+  welcomeMessage: 2_000,
+  fallbackReply: 2_000,
+  maxOutputTokens: { min: 16, max: 8_192 },
+  temperature: { min: 0, max: 1 },
+  historyWindow: { min: 0, max: 50 },
+  knowledgeText: 8_000,
+  knowledgeEntries: 500,
+} as const;
+
+export type ChatbotSettings = Omit<ChatbotRecord, "chatbotId" | "organizationId" | "createdAt" | "updatedAt">;
+
+export async function createChatbot(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId?: string } & Partial<ChatbotSettings> & { name: string },
+): Promise<ChatbotRecord> {
+  const now = isoTime(ctx.clock());
+  const { organizationId, chatbotId, ...settings } = input;
+  const record: ChatbotRecord = checkedSettings({
+    ...chatbotDefaults,
+    ...settings,
+    chatbotId: chatbotId ?? randomUUID(),
+    organizationId,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await ensureOrganization(ctx, organizationId);
+  try {
+    await ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.chatbot(record),
+        ConditionExpression: "attribute_not_exists(PK)",
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
+    throw error;
+  }
+  return record;
+}
+
+export async function getChatbot(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<ChatbotRecord> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({ TableName: ctx.db.tableName, Key: keys.chatbot(organizationId, chatbotId) }),
+  );
+  if (!Item) throw new AppError("chatbot_not_found");
+  return records.chatbot(Item);
+}
+
+export async function updateChatbot(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+  changes: Partial<ChatbotSettings>,
+): Promise<ChatbotRecord> {
+  const current = await getChatbot(ctx, organizationId, chatbotId);
+  const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
+  try {
+    await ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.chatbot(next),
+        // Optimistic: fail rather than overwrite a change made since our read.
+        ConditionExpression: "updatedAt = :seen",
+        ExpressionAttributeValues: { ":seen": current.updatedAt },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
+    throw error;
+  }
+  return next;
+}
+
+export async function listChatbots(ctx: DomainContext, organizationId: string): Promise<ChatbotRecord[]> {
+  const found: ChatbotRecord[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        IndexName: gsi1.name,
+        KeyConditionExpression: "GSI1PK = :pk AND begins_with(GSI1SK, :prefix)",
+        ExpressionAttributeValues: {
+          ":pk": gsi1.organizationPartition(organizationId),
+          ":prefix": gsi1.chatbotsPrefix,
+        },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    const pageKeys = (page.Items ?? []).map((item) => ({ PK: item.PK, SK: item.SK }));
+    for (let start = 0; start < pageKeys.length; start += 100) {
+      let request: Record<string, { Keys: Item[] }> | undefined = {
+        [ctx.db.tableName]: { Keys: pageKeys.slice(start, start + 100) },
+      };
+      while (request && Object.keys(request).length > 0) {
+        const response = await ctx.db.client.send(new BatchGetCommand({ RequestItems: request }));
+        for (const item of response.Responses?.[ctx.db.tableName] ?? []) found.push(records.chatbot(item));
+        request = response.UnprocessedKeys as Record<string, { Keys: Item[] }> | undefined;
+      }
+    }
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return found.sort(
+    (a, b) => a.createdAt.localeCompare(b.createdAt) || a.chatbotId.localeCompare(b.chatbotId),
+  );
+}
+
+/** Everything a turn needs about its chatbot, in one Query of the chatbot's partition. */
+export interface ChatbotBundle {
+  chatbot: ChatbotRecord;
+  knowledge: KnowledgeEntryRecord[];
+  /** Raw tool items; tools/ maps them (kept opaque here so this module doesn't depend on tools/). */
+  tools: Item[];
+}
+
+export async function loadChatbotBundle(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<ChatbotBundle | undefined> {
+  let chatbot: ChatbotRecord | undefined;
+  const knowledge: KnowledgeEntryRecord[] = [];
+  const tools: Item[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk",
+        ExpressionAttributeValues: { ":pk": prefixes.chatbotPartition(organizationId, chatbotId) },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      switch (entityOf(item)) {
+        case entities.chatbot:
+          chatbot = records.chatbot(item);
+          break;
+        case entities.knowledgeEntry:
+          knowledge.push(records.knowledgeEntry(item));
+          break;
+        default:
+          if (typeof item.SK === "string" && item.SK.startsWith(prefixes.tools)) tools.push(item);
+      }
+    }
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return chatbot ? { chatbot, knowledge, tools } : undefined;
+}
+
+// ---------- knowledge entries ----------
+
+export type KnowledgeEntryInput =
+  | { kind: "qa"; question: string; answer: string }
+  | { kind: "snippet"; title?: string; text: string };
+
+export async function addKnowledgeEntry(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; entry: KnowledgeEntryInput },
+): Promise<KnowledgeEntryRecord> {
+  await getChatbot(ctx, input.organizationId, input.chatbotId);
+  const texts = input.entry.kind === "qa" ? [input.entry.question, input.entry.answer] : [input.entry.text];
+  if (texts.some((text) => text.trim() === "" || text.length > chatbotLimits.knowledgeText)) {
+    throw new AppError("invalid_argument", {
+      detail: `Knowledge texts must be 1 to ${chatbotLimits.knowledgeText} characters`,
+    });
+  }
+  const existing = await listKnowledgeEntries(ctx, input.organizationId, input.chatbotId);
+  if (existing.length >= chatbotLimits.knowledgeEntries) {
+    throw new AppError("invalid_argument", {
+      detail: `A chatbot holds at most ${chatbotLimits.knowledgeEntries} entries`,
+    });
+  }
+  const record: KnowledgeEntryRecord = {
+    ...input.entry,
+    entryId: randomUUID(),
+    createdAt: isoTime(ctx.clock()),
+  };
+  await ctx.db.client.send(
+    new PutCommand({
+      TableName: ctx.db.tableName,
+      Item: items.knowledgeEntry(input.organizationId, input.chatbotId, record),
+    }),
+  );
+  return record;
+}
+
+export async function listKnowledgeEntries(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<KnowledgeEntryRecord[]> {
+  const bundle = await loadChatbotBundle(ctx, organizationId, chatbotId);
+  if (!bundle) throw new AppError("chatbot_not_found");
+  return bundle.knowledge;
+}
+
+export async function removeKnowledgeEntry(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; entryId: string },
+): Promise<void> {
+  try {
+    await ctx.db.client.send(
+      new DeleteCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
+        ConditionExpression: "attribute_exists(PK)",
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("knowledge_entry_not_found");
+    throw error;
+  }
+}
+
+// ---------- checks ----------
+
+async function ensureOrganization(ctx: DomainContext, organizationId: string): Promise<void> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({ TableName: ctx.db.tableName, Key: keys.organization(organizationId) }),
+  );
+  if (!Item) throw new AppError("organization_not_found");
+}
+
+function checkedSettings(record: ChatbotRecord): ChatbotRecord {
+  const problems: string[] = [];
+  const text = (field: keyof typeof chatbotLimits, value: string, required: boolean) => {
+    const max = chatbotLimits[field] as number;
+    if (value.length > max) problems.push(`${field} must be at most ${max} characters`);
+    if (required && value.trim() === "") problems.push(`${field} must not be empty`);
+  };
+  const range = (field: string, value: number, bounds: { min: number; max: number }) => {
+    if (!Number.isFinite(value) || value < bounds.min || value > bounds.max) {
+      problems.push(`${field} must be between ${bounds.min} and ${bounds.max}`);
+    }
+  };
+  text("name", record.name, true);
+  text("instructions", record.instructions, false);
+  text("welcomeMessage", record.welcomeMessage, true);
+  text("fallbackReply", record.fallbackReply, true);
+  range("temperature", record.temperature, chatbotLimits.temperature);
+  range("maxOutputTokens", record.maxOutputTokens, chatbotLimits.maxOutputTokens);
+  range("historyWindow", record.historyWindow, chatbotLimits.historyWindow);
+  if (!Number.isInteger(record.maxOutputTokens) || !Number.isInteger(record.historyWindow)) {
+    problems.push("maxOutputTokens and historyWindow must be whole numbers");
+  }
+  problems.push(...engineProblems(record.engine));
+  if (problems.length > 0) throw new AppError("invalid_argument", { detail: problems.join("; ") });
+  return record;
+}
+
+function engineProblems(engine: EngineConfig): string[] {
+  switch (engine.kind) {
+    case "scripted":
+      return [];
+    case "bedrock":
+      return engine.modelId.trim() === "" ? ["bedrock engine needs a model id"] : [];
+    case "openai": {
+      const problems: string[] = [];
+      try {
+        const url = new URL(engine.baseUrl);
+        if (url.protocol !== "https:" && url.protocol !== "http:")
+          problems.push("openai base URL must be http(s)");
+      } catch {
+        problems.push("openai base URL is not a URL");
+      }
+      if (engine.model.trim() === "") problems.push("openai engine needs a model");
+      if (engine.apiKeySecret.trim() === "") problems.push("openai engine needs an API key secret reference");
+      return problems;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Starting and closing conversations (SPEC.md §4, CONTRACT.md §4).
+ *
+ * Main course of `startConversation`: one transaction that (1) checks the chatbot exists in the
+ * caller's organization, (2) creates the contact or updates it if it is already this
+ * organization's, (3) puts the conversation. Either all of it happens or none: a 404 or 403 leaves
+ * no stray contact or conversation behind. The refused action tells which error it is.
+ */
+import { randomUUID } from "node:crypto";
+import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { DomainContext } from "#functions/domain/context";
+import { isoTime } from "#functions/domain/context";
+import { newCursorSecret } from "#functions/domain/messages";
+import { AppError } from "#functions/errors";
+import { cancellationReasons, refusedItem } from "#functions/store/conditions";
+import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";
+
+export interface StartConversationInput {
+  organizationId: string;
+  chatbotId: string;
+  /** Reused if it is this organization's, created with this id if unknown, generated if absent. */
+  contactId?: string;
+  externalId?: string;
+  userName?: string;
+  userEmail?: string;
+  userPhone?: string;
+}
+
+export async function startConversation(
+  ctx: DomainContext,
+  input: StartConversationInput,
+): Promise<{ conversationId: string; contactId: string }> {
+  const now = isoTime(ctx.clock());
+  const contactId = input.contactId ?? randomUUID();
+  const conversation: ConversationRecord = {
+    conversationId: randomUUID(),
+    organizationId: input.organizationId,
+    chatbotId: input.chatbotId,
+    contactId,
+    status: "open",
+    turns: 0,
+    createdAt: now,
+    cursorSecret: newCursorSecret(),
+    ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+  };
+
+  const contactFields: Record<string, string> = {
+    ...(input.userName === undefined ? {} : { userName: input.userName }),
+    ...(input.userEmail === undefined ? {} : { userEmail: input.userEmail }),
+    ...(input.userPhone === undefined ? {} : { userPhone: input.userPhone }),
+  };
+  const setContactFields = Object.keys(contactFields).map((field) => `#${field} = :${field}`);
+
+  try {
+    await ctx.db.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: ctx.db.tableName,
+              Key: keys.chatbot(input.organizationId, input.chatbotId),
+              ConditionExpression: "attribute_exists(PK)",
+            },
+          },
+          {
+            Update: {
+              TableName: ctx.db.tableName,
+              Key: keys.contact(contactId),
+              UpdateExpression: `SET ${[
+                "contactId = :contactId",
+                "organizationId = if_not_exists(organizationId, :org)",
+                "entity = :entity",
+                "createdAt = if_not_exists(createdAt, :now)",
+                "updatedAt = :now",
+                ...setContactFields,
+              ].join(", ")}`,
+              ConditionExpression: "attribute_not_exists(PK) OR organizationId = :org",
+              // DynamoDB refuses an empty names map, so it is only sent with contact fields to set.
+              ...(setContactFields.length > 0
+                ? {
+                    ExpressionAttributeNames: Object.fromEntries(
+                      Object.keys(contactFields).map((field) => [`#${field}`, field]),
+                    ),
+                  }
+                : {}),
+              ExpressionAttributeValues: {
+                ":contactId": contactId,
+                ":org": input.organizationId,
+                ":entity": entities.contact,
+                ":now": now,
+                ...Object.fromEntries(
+                  Object.entries(contactFields).map(([field, value]) => [`:${field}`, value]),
+                ),
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: ctx.db.tableName,
+              Item: items.conversation(conversation),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    const [chatbot, contact] = cancellationReasons(error);
+    if (chatbot?.code === "ConditionalCheckFailed") throw new AppError("chatbot_not_found");
+    if (contact?.code === "ConditionalCheckFailed") throw new AppError("contact_other_organization");
+    throw error;
+  }
+  return { conversationId: conversation.conversationId, contactId };
+}
+
+/** Closes a conversation (operator side); further messages get 409. Idempotent. */
+export async function closeConversation(
+  ctx: DomainContext,
+  input: { organizationId: string; conversationId: string },
+): Promise<ConversationRecord> {
+  try {
+    const result = await ctx.db.client.send(
+      new UpdateCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.conversation(input.organizationId, input.conversationId),
+        UpdateExpression: "SET #status = :closed",
+        ConditionExpression: "attribute_exists(PK)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":closed": "closed" },
+        ReturnValues: "ALL_NEW",
+        ReturnValuesOnConditionCheckFailure: "NONE",
+      }),
+    );
+    return records.conversation(result.Attributes ?? {});
+  } catch (error) {
+    refusedItem(error);
+    throw new AppError("conversation_not_found");
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Organizations (operator side): create, read, list, and change name, subscription or rate limit.
+ *
+ * Each API key item carries copies of its organization's subscription state and rate limit, so the
+ * authorizer can decide with one write. A change therefore updates the organization and all its
+ * keys in one transaction, conditional on the organization's version (no lost updates, no key left
+ * with stale copies; key creation checks the same version).
+ */
+
+import { randomUUID } from "node:crypto";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { apiKeyKeysOf } from "#functions/domain/api-keys";
+import type { DomainContext } from "#functions/domain/context";
+import { isoTime } from "#functions/domain/context";
+import { AppError } from "#functions/errors";
+import { cancellationReasons } from "#functions/store/conditions";
+import {
+  gsi1,
+  type Item,
+  items,
+  keys,
+  type OrganizationRecord,
+  records,
+  type SubscriptionStatus,
+} from "#functions/store/items";
+
+export const DEFAULT_RATE_LIMIT = 100;
+export const MAX_RATE_LIMIT = 100_000;
+
+export async function createOrganization(
+  ctx: DomainContext,
+  input: { name: string; organizationId?: string; subscription?: SubscriptionStatus; rateLimit?: number },
+): Promise<OrganizationRecord> {
+  const record: OrganizationRecord = {
+    organizationId: input.organizationId ?? randomUUID(),
+    name: input.name,
+    subscription: input.subscription ?? "active",
+    rateLimit: checkedRateLimit(input.rateLimit ?? DEFAULT_RATE_LIMIT),
+    version: 1,
+    createdAt: isoTime(ctx.clock()),
+  };
+  try {
+    await ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.organization(record),
+        ConditionExpression: "attribute_not_exists(PK)",
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
+    throw error;
+  }
+  return record;
+}
+
+export async function getOrganization(
+  ctx: DomainContext,
+  organizationId: string,
+): Promise<OrganizationRecord> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({
+      TableName: ctx.db.tableName,
+      Key: keys.organization(organizationId),
+      ConsistentRead: true,
+    }),
+  );
+  if (!Item) throw new AppError("organization_not_found");
+  return records.organization(Item);
+}
+
+export async function listOrganizations(ctx: DomainContext): Promise<OrganizationRecord[]> {
+  const found: OrganizationRecord[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        IndexName: gsi1.name,
+        KeyConditionExpression: "GSI1PK = :pk",
+        ExpressionAttributeValues: { ":pk": gsi1.organizationsPartition },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    for (const key of page.Items ?? []) {
+      const { Item } = await ctx.db.client.send(
+        new GetCommand({ TableName: ctx.db.tableName, Key: { PK: key.PK, SK: key.SK } }),
+      );
+      if (Item) found.push(records.organization(Item));
+    }
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return found;
+}
+
+export interface OrganizationChanges {
+  name?: string;
+  subscription?: SubscriptionStatus;
+  rateLimit?: number;
+}
+
+/** DynamoDB allows 100 actions per transaction: the organization plus up to 99 keys. */
+const KEYS_PER_TRANSACTION = 99;
+
+export async function updateOrganization(
+  ctx: DomainContext,
+  organizationId: string,
+  changes: OrganizationChanges,
+): Promise<OrganizationRecord> {
+  const current = await getOrganization(ctx, organizationId);
+  const next: OrganizationRecord = {
+    ...current,
+    ...(changes.name === undefined ? {} : { name: changes.name }),
+    ...(changes.subscription === undefined ? {} : { subscription: changes.subscription }),
+    ...(changes.rateLimit === undefined ? {} : { rateLimit: checkedRateLimit(changes.rateLimit) }),
+    version: current.version + 1,
+  };
+  const keyItems = await apiKeyKeysOf(ctx, organizationId);
+  const keyUpdates = keyItems.map((key) => ({
+    Update: {
+      TableName: ctx.db.tableName,
+      Key: key,
+      UpdateExpression: "SET organizationActive = :active, rateLimit = :limit",
+      ConditionExpression: "attribute_exists(PK)",
+      ExpressionAttributeValues: { ":active": next.subscription === "active", ":limit": next.rateLimit },
+    },
+  }));
+  const organizationUpdate = {
+    Update: {
+      TableName: ctx.db.tableName,
+      Key: keys.organization(organizationId),
+      UpdateExpression:
+        "SET #name = :name, subscription = :subscription, rateLimit = :limit, version = :next",
+      ConditionExpression: "version = :version",
+      ExpressionAttributeNames: { "#name": "name" },
+      ExpressionAttributeValues: {
+        ":name": next.name,
+        ":subscription": next.subscription,
+        ":limit": next.rateLimit,
+        ":next": next.version,
+        ":version": current.version,
+      },
+    },
+  };
+  // The first transaction carries the version check; an organization with more than 99 keys
+  // (unusual) has the rest synced in follow-up transactions.
+  for (let start = 0; start === 0 || start < keyUpdates.length; start += KEYS_PER_TRANSACTION) {
+    const batch = keyUpdates.slice(start, start + KEYS_PER_TRANSACTION);
+    const actions = start === 0 ? [organizationUpdate, ...batch] : batch;
+    if (actions.length === 0) break;
+    try {
+      await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
+    } catch (error) {
+      if (cancellationReasons(error).some((reason) => reason.failed)) throw new AppError("conflict");
+      throw error;
+    }
+  }
+  return next;
+}
+
+function checkedRateLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT) {
+    throw new AppError("invalid_argument", {
+      detail: `Rate limit must be a whole number from 1 to ${MAX_RATE_LIMIT}`,
+    });
+  }
+  return limit;
+}

@@ -1,0 +1,56 @@
+/** POST /api/conversation — starts a conversation with one of the caller's chatbots (SPEC.md §4). */
+
+import * as z from "zod/mini";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { startConversation } from "#functions/domain/conversations";
+import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { given, optionalText, uuid } from "#functions/http/schemas";
+
+const body = z.object({
+  chatbot_id: uuid("Unique identifier of the chatbot"),
+  contact_id: z.optional(
+    z.nullable(
+      uuid(
+        "The contact this conversation is with. Reused (and updated with the fields sent) when it exists in your organization; created with this id when unknown; generated when omitted.",
+      ),
+    ),
+  ),
+  visitor_id: z.optional(z.nullable(uuid("Alias of contact_id, used when contact_id is absent."))),
+  external_id: optionalText(255, "Your own identifier for this conversation, stored with it."),
+  user_name: optionalText(255, "Name of the contact."),
+  user_email: optionalText(320, "E-mail address of the contact."),
+  user_phone: optionalText(64, "Telephone number of the contact."),
+});
+
+const response = z.object({
+  conversation_id: z.string().check(z.describe("Identifier of the new conversation (UUID).")),
+  contact_id: z.string().check(z.describe("Identifier of the contact (UUID).")),
+});
+
+export const contract = {
+  operationId: "createConversation",
+  summary: "Start a conversation",
+  description:
+    "Starts a new conversation with the given chatbot of your organization. Send an `Idempotency-Key` header to retry safely.",
+  tags: ["Conversations"],
+  auth: "apiKey",
+  idempotent: true,
+  body,
+  response,
+  errors: [401, 403, 404, 409, 422, 429, 500],
+} as const satisfies RouteContract<"apiKey", typeof body, undefined, undefined, typeof response>;
+
+const ctx = contextFromEnvironment();
+
+export const handler = apiHandler(contract, async ({ caller, body }) => {
+  const started = await startConversation(ctx, {
+    organizationId: caller.organizationId,
+    chatbotId: body.chatbot_id,
+    contactId: given(body.contact_id) ?? given(body.visitor_id),
+    externalId: given(body.external_id),
+    userName: given(body.user_name),
+    userEmail: given(body.user_email),
+    userPhone: given(body.user_phone),
+  });
+  return { body: { conversation_id: started.conversationId, contact_id: started.contactId } };
+});

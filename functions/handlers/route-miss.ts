@@ -1,0 +1,28 @@
+/**
+ * The `$default` route: every request no route matched. The gateway's own answer would be
+ * `{"message":"Not Found"}` both for an unknown path and for a known path with another method;
+ * CONTRACT.md §6 wants `404 {"detail":"Not Found"}` and `405 {"detail":"Method Not Allowed"}`.
+ */
+
+import * as z from "zod/mini";
+import { AppError } from "#functions/errors";
+import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { allowedMethods } from "#lib/route-matching";
+import { routes } from "#lib/routes";
+
+export const contract = {
+  operationId: "routeMiss",
+  summary: "No such route",
+  description: "Answers 404 for unknown paths and 405 (with `Allow`) for a known path with another method.",
+  tags: [],
+  auth: "none",
+  response: z.never(),
+  errors: [404, 405],
+} as const satisfies RouteContract<"none">;
+
+export const handler = apiHandler(contract, async ({ rawPath }) => {
+  const allowed = allowedMethods(routes, rawPath);
+  if (allowed.length > 0)
+    throw new AppError("method_not_allowed", { headers: { allow: allowed.join(", ") } });
+  throw new AppError("route_not_found");
+});

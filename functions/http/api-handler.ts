@@ -1,0 +1,320 @@
+/**
+ * Builds a route's Lambda handler from its contract: the Middy chain every endpoint shares.
+ *
+ *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6); adds
+ *               X-Request-Id and, for a valid key, the X-RateLimit-* headers, on every response
+ *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`)
+ *   json body – Middy's JSON body parser, its failures mapped to Pydantic-style 422 items
+ *   validation  – body, query and path parameters against the contract's zod schemas; all failing
+ *                 fields are reported together
+ *   idempotency – replays or guards retried POSTs that carry an Idempotency-Key (when enabled)
+ *
+ * The handler itself receives typed input and returns a plain result; it never formats errors.
+ */
+
+import middy, { type MiddlewareObj, type Request } from "@middy/core";
+import httpJsonBodyParser from "@middy/http-json-body-parser";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import type * as z from "zod/mini";
+import type { IdempotencyScope } from "#functions/domain/idempotency";
+import {
+  AppError,
+  type AppError as AppErrorType,
+  toFormatB,
+  type ValidationItem,
+  validationError,
+} from "#functions/errors";
+import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
+import { idempotencyMiddleware } from "#functions/http/idempotency";
+import { toValidationItems } from "#functions/http/validation";
+import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
+
+export type Schema = z.ZodMiniType;
+
+export interface RouteContract<
+  Auth extends "apiKey" | "none" = "apiKey" | "none",
+  Body extends Schema | undefined = Schema | undefined,
+  Query extends Schema | undefined = Schema | undefined,
+  Path extends Schema | undefined = Schema | undefined,
+  Response extends Schema = Schema,
+> {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: readonly string[];
+  auth: Auth;
+  /** Honour the Idempotency-Key header (CONTRACT.md §7). */
+  idempotent?: boolean;
+  body?: Body;
+  query?: Query;
+  path?: Path;
+  /** Schema of the 200 response. */
+  response: Response;
+  /** Error statuses this route can answer, for the OpenAPI document. */
+  errors: readonly number[];
+}
+
+export interface Caller {
+  organizationId: string;
+  keyId: string;
+  rateLimit: number;
+}
+
+type Parsed<S extends Schema | undefined> = S extends Schema ? z.output<S> : undefined;
+
+export interface ApiRequest<C extends RouteContract> {
+  caller: C["auth"] extends "apiKey" ? Caller : undefined;
+  body: Parsed<C["body"]>;
+  query: Parsed<C["query"]>;
+  path: Parsed<C["path"]>;
+  requestId: string;
+  method: string;
+  rawPath: string;
+  /** Milliseconds left before the Lambda times out. */
+  remainingTimeMs: () => number;
+}
+
+export interface ApiResult<C extends RouteContract> {
+  status?: number;
+  body: z.input<C["response"]>;
+  headers?: Record<string, string>;
+}
+
+export type ApiEvent = APIGatewayProxyEventV2;
+export type ApiResponse = APIGatewayProxyStructuredResultV2 & {
+  statusCode: number;
+  headers: Record<string, string>;
+};
+export type LambdaHandler = (event: ApiEvent, context: Context) => Promise<ApiResponse>;
+
+/** Per-request state shared by the middlewares of one chain. */
+export interface RouteState {
+  verdict: AuthorizerContext | undefined;
+  caller: Caller | undefined;
+  input: { body: unknown; query: unknown; path: unknown };
+  /** Set when this request claimed its Idempotency-Key. */
+  idempotency?: { scope: IdempotencyScope; owner: string };
+  /** Set when an earlier request with the same Idempotency-Key already answered. */
+  replay?: { statusCode: number; body: string; headers: Record<string, string> };
+}
+export type RouteRequest = Request<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>;
+
+/** Time kept back so the error response is built before Lambda's own timeout (Middy aborts then). */
+const EARLY_TIMEOUT_MS = 1_000;
+
+export function apiHandler<C extends RouteContract>(
+  contract: C,
+  run: (request: ApiRequest<C>) => Promise<ApiResult<C>>,
+): LambdaHandler {
+  const chain = middy<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>({
+    timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
+  })
+    .use(responseMiddleware(contract))
+    .use(contract.auth === "apiKey" ? authMiddleware() : noopMiddleware);
+  if (contract.body) chain.use(jsonBodyMiddleware());
+  chain.use(validationMiddleware(contract));
+  if (contract.idempotent) chain.use(idempotencyMiddleware(contract.operationId));
+
+  const handler = chain.handler(async (event, context) => {
+    const state = stateOf(chainRequestFor(event));
+    if (state.replay) return state.replay;
+    const result = await run({
+      caller: state.caller as ApiRequest<C>["caller"],
+      body: state.input.body as Parsed<C["body"]>,
+      query: state.input.query as Parsed<C["query"]>,
+      path: state.input.path as Parsed<C["path"]>,
+      requestId: event.requestContext.requestId,
+      method: event.requestContext.http.method,
+      rawPath: event.rawPath,
+      remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
+    });
+    return {
+      statusCode: result.status ?? 200,
+      headers: result.headers ?? {},
+      body: JSON.stringify(result.body),
+    };
+  });
+
+  return (event, context) => withRequestScope(event.requestContext.requestId, () => handler(event, context));
+}
+
+// Middy hands middlewares the request object but the handler only the event; this map bridges them.
+const requests = new WeakMap<ApiEvent, RouteRequest>();
+function chainRequestFor(event: ApiEvent): RouteRequest {
+  const request = requests.get(event);
+  if (!request) throw new Error("route state missing");
+  return request;
+}
+
+function stateOf(request: RouteRequest): RouteState {
+  return request.internal.state;
+}
+
+const noopMiddleware: MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> = {
+  before: () => undefined,
+};
+
+// ---------- response ----------
+
+function responseMiddleware(
+  contract: RouteContract,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+  const started = new WeakMap<ApiEvent, number>();
+  const finish = (request: RouteRequest, response: ApiResponse): ApiResponse => {
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      ...response.headers,
+      "x-request-id": request.event.requestContext.requestId,
+      ...rateLimitHeaders(stateOf(request).verdict),
+    };
+    log.info("request completed", {
+      route: contract.operationId,
+      status: response.statusCode,
+      durationMs: Date.now() - (started.get(request.event) ?? Date.now()),
+    });
+    return { ...response, headers };
+  };
+  return {
+    before: (request) => {
+      started.set(request.event, Date.now());
+      request.internal.state = {
+        verdict: readAuthorizerContext(authorizerLambdaContext(request.event)),
+        caller: undefined,
+        input: { body: undefined, query: undefined, path: undefined },
+      };
+      requests.set(request.event, request);
+    },
+    after: (request) => {
+      request.response = finish(request, request.response ?? { statusCode: 200, headers: {}, body: "" });
+    },
+    onError: (request) => {
+      const error = request.error;
+      if (!(error instanceof AppError)) {
+        log.error("unhandled error", { route: contract.operationId, ...describeError(error) });
+      }
+      const formatted = toFormatB(error);
+      // Returning a value ends Middy's onError chain with this response.
+      return finish(request, {
+        statusCode: formatted.status,
+        headers: formatted.headers,
+        body: JSON.stringify(formatted.body),
+      });
+    },
+  };
+}
+
+function authorizerLambdaContext(event: ApiEvent): unknown {
+  const context = event.requestContext as { authorizer?: { lambda?: unknown } };
+  return context.authorizer?.lambda;
+}
+
+/** CONTRACT.md §5: every response to a request with a valid key carries these. */
+function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
+  if (!verdict || (verdict.outcome !== "allowed" && verdict.outcome !== "rate_limited")) return {};
+  const headers: Record<string, string> = {
+    "x-ratelimit-limit": String(verdict.limit),
+    "x-ratelimit-remaining": String(verdict.remaining),
+    "x-ratelimit-reset": String(verdict.resetAt),
+  };
+  if (verdict.outcome === "rate_limited") headers["retry-after"] = String(verdict.retryAfter);
+  return headers;
+}
+
+// ---------- auth ----------
+
+function authMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const verdict = state.verdict;
+      if (!verdict || verdict.outcome === "invalid_key") {
+        throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
+      }
+      if (verdict.outcome === "subscription_inactive") throw new AppError("subscription_inactive");
+      if (verdict.outcome === "error") throw new Error("authorizer reported an internal error");
+      annotateRequest({ organizationId: verdict.organizationId, keyId: verdict.keyId });
+      if (verdict.outcome === "rate_limited") throw rateLimitedError(verdict);
+      state.caller = {
+        organizationId: verdict.organizationId,
+        keyId: verdict.keyId,
+        rateLimit: verdict.limit,
+      };
+    },
+  };
+}
+
+function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_limited" }>): AppErrorType {
+  return new AppError("rate_limited", {
+    detail: {
+      error: "Rate limit exceeded",
+      message: `Too many requests: this API key allows ${verdict.limit} requests per minute. Retry in ${verdict.retryAfter} seconds.`,
+      limit: verdict.limit,
+      remaining: 0,
+      reset: new Date(verdict.resetAt * 1000).toISOString().replace(".000Z", "Z"),
+      retry_after: verdict.retryAfter,
+    },
+  });
+}
+
+// ---------- JSON body ----------
+
+/**
+ * Middy's parser with the content-type check off: like FastAPI, a body is read as JSON whatever its
+ * declared type (curl -d sends form encoding by default). Its failures become Pydantic items.
+ */
+function jsonBodyMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+  const parser = httpJsonBodyParser({ disableContentTypeCheck: true });
+  return {
+    before: async (request) => {
+      const raw = request.event.body;
+      if (raw === undefined || raw === "") {
+        throw validationError([{ type: "missing", loc: ["body"], msg: "Field required", input: null }]);
+      }
+      try {
+        await parser.before?.(request as Parameters<NonNullable<typeof parser.before>>[0]);
+      } catch (error) {
+        throw validationError([jsonInvalidItem(error)]);
+      }
+      stateOf(request).input.body = request.event.body as unknown;
+    },
+  };
+}
+
+function jsonInvalidItem(error: unknown): ValidationItem {
+  const cause = (error as { cause?: { message?: string } }).cause;
+  const reason = cause?.message ?? (error instanceof Error ? error.message : "Invalid JSON");
+  const position = /position (\d+)/.exec(reason)?.[1];
+  return {
+    type: "json_invalid",
+    loc: ["body", position === undefined ? 0 : Number(position)],
+    msg: "JSON decode error",
+    input: {},
+    ctx: { error: reason },
+  };
+}
+
+// ---------- validation ----------
+
+function validationMiddleware(
+  contract: RouteContract,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const problems: ValidationItem[] = [];
+      const check = (location: "body" | "query" | "path", schema: Schema | undefined, value: unknown) => {
+        if (!schema) return undefined;
+        const result = schema.safeParse(value, { reportInput: true });
+        if (result.success) return result.data;
+        problems.push(...toValidationItems(location, result.error.issues, value));
+        return undefined;
+      };
+      const path = check("path", contract.path, request.event.pathParameters ?? {});
+      const query = check("query", contract.query, request.event.queryStringParameters ?? {});
+      const body = check("body", contract.body, state.input.body);
+      if (problems.length > 0) throw validationError(problems);
+      state.input = { body, query, path };
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/** Reading DynamoDB's refusals of conditional writes. */
+import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import type { Item } from "#functions/store/items";
+
+/**
+ * The item as stored when a conditional write was refused (`ReturnValuesOnConditionCheckFailure:
+ * ALL_OLD`), or undefined when there was none. Rethrows anything that is not a refusal.
+ * The document client does not unmarshall exception payloads, hence the explicit unmarshall.
+ */
+export function refusedItem(error: unknown): Item | undefined {
+  if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  return error.Item ? (unmarshall(error.Item) as Item) : undefined;
+}
+
+/** For a cancelled transaction: which actions failed their condition, with the stored items (by action index). */
+export function cancellationReasons(
+  error: unknown,
+): { failed: boolean; code: string | undefined; item: Item | undefined }[] {
+  if (!(error instanceof TransactionCanceledException)) throw error;
+  return (error.CancellationReasons ?? []).map((reason) => ({
+    failed: reason.Code !== undefined && reason.Code !== "None",
+    code: reason.Code,
+    item: reason.Item ? (unmarshall(reason.Item) as Item) : undefined,
+  }));
+}

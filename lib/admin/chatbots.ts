@@ -1,0 +1,219 @@
+/** `chatbots …`, `knowledge …` and `conversations …`: what a chatbot is and knows, and closing a conversation. */
+import {
+  addKnowledgeEntry,
+  type ChatbotSettings,
+  createChatbot,
+  getChatbot,
+  listChatbots,
+  listKnowledgeEntries,
+  removeKnowledgeEntry,
+  updateChatbot,
+} from "#functions/domain/chatbots";
+import { closeConversation } from "#functions/domain/conversations";
+import { AppError } from "#functions/errors";
+import type { EngineConfig } from "#functions/store/items";
+import { type Command, type CommandInput, numberOption, optional, positional, required } from "./command.ts";
+
+const settingOptions = {
+  name: { type: "string" },
+  instructions: { type: "string" },
+  "welcome-message": { type: "string" },
+  "fallback-reply": { type: "string" },
+  temperature: { type: "string" },
+  "max-output-tokens": { type: "string" },
+  "history-window": { type: "string" },
+  engine: { type: "string" },
+  "model-id": { type: "string" },
+  "base-url": { type: "string" },
+  model: { type: "string" },
+  "api-key-secret": { type: "string" },
+} as const;
+
+const settingHelp = {
+  name: "Display name",
+  instructions: "System prompt for model engines",
+  "welcome-message": "Greeting (the scripted engine answers greetings with it)",
+  "fallback-reply": "Reply when the engine fails, is slow, or has no answer",
+  temperature: "0–1 (default 0.3)",
+  "max-output-tokens": "16–8192 (default 800)",
+  "history-window": "Earlier messages the model sees, 0–50 (default 20)",
+  engine: "scripted | bedrock | openai",
+  "model-id": "bedrock: model or inference-profile id (must be allowed by the stack's bedrockModelIds)",
+  "base-url":
+    "openai: the OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+  model: "openai: model name",
+  "api-key-secret":
+    "openai: name of the secret holding the API key (Secrets Manager on AWS, MODEL_SECRET_<NAME> or .local/secrets/<name> locally)",
+};
+
+function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig | undefined {
+  const kind = optional(input, "engine");
+  if (kind === undefined) return undefined;
+  switch (kind) {
+    case "scripted":
+      return { kind };
+    case "bedrock":
+      return {
+        kind,
+        modelId:
+          optional(input, "model-id") ??
+          (current?.kind === "bedrock" ? current.modelId : required(input, "model-id")),
+      };
+    case "openai":
+      return {
+        kind,
+        baseUrl:
+          optional(input, "base-url") ??
+          (current?.kind === "openai" ? current.baseUrl : required(input, "base-url")),
+        model:
+          optional(input, "model") ?? (current?.kind === "openai" ? current.model : required(input, "model")),
+        apiKeySecret:
+          optional(input, "api-key-secret") ??
+          (current?.kind === "openai" ? current.apiKeySecret : required(input, "api-key-secret")),
+      };
+    default:
+      throw new AppError("invalid_argument", { detail: "--engine must be scripted, bedrock or openai" });
+  }
+}
+
+function settingsFrom(input: CommandInput, current?: EngineConfig): Partial<ChatbotSettings> {
+  const settings: Partial<ChatbotSettings> = {};
+  const text = (option: string, field: "name" | "instructions" | "welcomeMessage" | "fallbackReply") => {
+    const value = optional(input, option);
+    if (value !== undefined) settings[field] = value;
+  };
+  text("name", "name");
+  text("instructions", "instructions");
+  text("welcome-message", "welcomeMessage");
+  text("fallback-reply", "fallbackReply");
+  const temperature = numberOption(input, "temperature");
+  if (temperature !== undefined) settings.temperature = temperature;
+  const maxOutputTokens = numberOption(input, "max-output-tokens");
+  if (maxOutputTokens !== undefined) settings.maxOutputTokens = maxOutputTokens;
+  const historyWindow = numberOption(input, "history-window");
+  if (historyWindow !== undefined) settings.historyWindow = historyWindow;
+  const engine = engineFrom(input, current);
+  if (engine) settings.engine = engine;
+  return settings;
+}
+
+export const chatbotCommands: Command[] = [
+  {
+    group: "chatbots",
+    name: "create",
+    summary: "Create a chatbot (scripted engine unless told otherwise).",
+    options: { org: { type: "string" }, ...settingOptions },
+    help: { org: "Organization id (required)", ...settingHelp, name: "Display name (required)" },
+    run: (ctx, input) =>
+      createChatbot(ctx, {
+        organizationId: required(input, "org"),
+        ...settingsFrom(input),
+        name: required(input, "name"),
+      }),
+  },
+  {
+    group: "chatbots",
+    name: "list",
+    summary: "List an organization's chatbots.",
+    options: { org: { type: "string" } },
+    help: { org: "Organization id (required)" },
+    run: (ctx, input) => listChatbots(ctx, required(input, "org")),
+  },
+  {
+    group: "chatbots",
+    name: "show",
+    summary: "Show a chatbot's settings.",
+    positionals: ["chatbotId"],
+    options: { org: { type: "string" } },
+    help: { org: "Organization id (required)" },
+    run: (ctx, input) => getChatbot(ctx, required(input, "org"), positional(input, 0, "chatbotId")),
+  },
+  {
+    group: "chatbots",
+    name: "update",
+    summary: "Change a chatbot's settings, e.g. point it at an OpenAI-compatible model in one command.",
+    positionals: ["chatbotId"],
+    options: { org: { type: "string" }, ...settingOptions },
+    help: { org: "Organization id (required)", ...settingHelp },
+    run: async (ctx, input) => {
+      const organizationId = required(input, "org");
+      const chatbotId = positional(input, 0, "chatbotId");
+      const current = await getChatbot(ctx, organizationId, chatbotId);
+      return updateChatbot(ctx, organizationId, chatbotId, settingsFrom(input, current.engine));
+    },
+  },
+  {
+    group: "knowledge",
+    name: "add",
+    summary:
+      "Add a question/answer pair (--question, --answer) or a text snippet (--text, --title) to a chatbot.",
+    options: {
+      org: { type: "string" },
+      chatbot: { type: "string" },
+      question: { type: "string" },
+      answer: { type: "string" },
+      text: { type: "string" },
+      title: { type: "string" },
+    },
+    help: {
+      org: "Organization id (required)",
+      chatbot: "Chatbot id (required)",
+      question: "Question (with --answer)",
+      answer: "Answer (with --question)",
+      text: "Snippet text",
+      title: "Snippet title (optional)",
+    },
+    run: (ctx, input) => {
+      const text = optional(input, "text");
+      const title = optional(input, "title");
+      const entry =
+        text !== undefined
+          ? { kind: "snippet" as const, text, ...(title === undefined ? {} : { title }) }
+          : { kind: "qa" as const, question: required(input, "question"), answer: required(input, "answer") };
+      return addKnowledgeEntry(ctx, {
+        organizationId: required(input, "org"),
+        chatbotId: required(input, "chatbot"),
+        entry,
+      });
+    },
+  },
+  {
+    group: "knowledge",
+    name: "list",
+    summary: "List a chatbot's knowledge entries.",
+    options: { org: { type: "string" }, chatbot: { type: "string" } },
+    help: { org: "Organization id (required)", chatbot: "Chatbot id (required)" },
+    run: (ctx, input) => listKnowledgeEntries(ctx, required(input, "org"), required(input, "chatbot")),
+  },
+  {
+    group: "knowledge",
+    name: "remove",
+    summary: "Remove a knowledge entry.",
+    positionals: ["entryId"],
+    options: { org: { type: "string" }, chatbot: { type: "string" } },
+    help: { org: "Organization id (required)", chatbot: "Chatbot id (required)" },
+    run: async (ctx, input) => {
+      await removeKnowledgeEntry(ctx, {
+        organizationId: required(input, "org"),
+        chatbotId: required(input, "chatbot"),
+        entryId: positional(input, 0, "entryId"),
+      });
+      return { removed: true };
+    },
+  },
+  {
+    group: "conversations",
+    name: "close",
+    summary: "Close a conversation: further messages get 409.",
+    positionals: ["conversationId"],
+    options: { org: { type: "string" } },
+    help: { org: "Organization id (required)" },
+    run: async (ctx, input) => {
+      const closed = await closeConversation(ctx, {
+        organizationId: required(input, "org"),
+        conversationId: positional(input, 0, "conversationId"),
+      });
+      return { conversationId: closed.conversationId, status: closed.status };
+    },
+  },
+];

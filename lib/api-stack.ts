@@ -1,0 +1,304 @@
+/**
+ * The whole service as one stack per stage: an HTTP API whose routes come from lib/routes.ts, one
+ * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), a Lambda authorizer, one
+ * DynamoDB table, and a KMS key for look-up tool credentials. Every function gets its own role with
+ * exactly the table actions its route declares.
+ */
+import { resolve } from "node:path";
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import {
+  ApiMapping,
+  CfnAuthorizer,
+  DomainName,
+  HttpApi,
+  HttpMethod,
+  HttpStage,
+  LogGroupLogDestination,
+} from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
+import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
+import { Effect, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
+import { esbuildOptions } from "./bundling.ts";
+import { authorizer, authorizerSettings, type FunctionDefinition, routeMiss, routes } from "./routes.ts";
+import type { StageConfig } from "./stage-config.ts";
+import { tableSchema } from "./table-schema.ts";
+
+const root = resolve(import.meta.dirname, "..");
+
+export interface ApiStackProps extends StackProps {
+  config: StageConfig;
+}
+
+export class ApiStack extends Stack {
+  readonly table: Table;
+  readonly functions = new Map<string, NodejsFunction>();
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.table = new Table(this, "Table", {
+      partitionKey: { name: tableSchema.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: tableSchema.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: tableSchema.timeToLiveAttribute,
+      deletionProtection: config.retainData,
+      removalPolicy,
+    });
+    for (const index of tableSchema.globalSecondaryIndexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.KEYS_ONLY,
+      });
+    }
+
+    const toolCredentialsKey = new Key(this, "ToolCredentialsKey", {
+      description: `Encrypts look-up tool credentials of the chatbot API (${config.stage})`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
+    const environment: Record<string, string> = {
+      TABLE_NAME: this.table.tableName,
+      LOG_LEVEL: "info",
+      BEDROCK_REGION: this.region,
+      MODEL_SECRETS: `secretsmanager:${modelSecretPrefix(config.stage)}`,
+      TOOL_CREDENTIALS_KEY_ID: toolCredentialsKey.keyArn,
+    };
+
+    const build = (definition: FunctionDefinition): NodejsFunction => {
+      const fn = this.lambda(definition, config, environment);
+      for (const grant of definition.grants ?? []) {
+        switch (grant) {
+          case "bedrock:invoke-configured-models":
+            if (config.bedrockModelIds.length > 0) {
+              fn.addToRolePolicy(
+                new PolicyStatement({
+                  actions: ["bedrock:InvokeModel"],
+                  resources: config.bedrockModelIds.flatMap((modelId) => [
+                    // Cross-region inference profiles route to the model in other regions.
+                    `arn:${this.partition}:bedrock:*::foundation-model/${modelId.replace(/^[a-z]{2}\./, "")}`,
+                    `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${modelId}`,
+                  ]),
+                }),
+              );
+              for (const modelId of config.bedrockModelIds) {
+                Validations.of(fn.role ?? fn).acknowledge({
+                  id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${modelId.replace(/^[a-z]{2}\./, "")}]`,
+                  reason:
+                    "A cross-region inference profile invokes this one model in whichever region serves it.",
+                });
+              }
+            }
+            break;
+          case "secrets:read-model-keys":
+            fn.addToRolePolicy(
+              new PolicyStatement({
+                actions: ["secretsmanager:GetSecretValue"],
+                resources: [
+                  `arn:${this.partition}:secretsmanager:${this.region}:${this.account}:secret:${modelSecretPrefix(config.stage)}*`,
+                ],
+              }),
+            );
+            Validations.of(fn.role ?? fn).acknowledge({
+              id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:${this.regionForNag()}:<AWS::AccountId>:secret:${modelSecretPrefix(config.stage)}*]`,
+              reason:
+                "Model API keys are secrets the operator creates after deployment under this stage's prefix; the function may read only those.",
+            });
+            break;
+          case "kms:decrypt-tool-credentials":
+            toolCredentialsKey.grantDecrypt(fn);
+            break;
+        }
+      }
+      this.functions.set(definition.id, fn);
+      return fn;
+    };
+
+    const authorizerFn = build(authorizer);
+    const apiKeyAuthorizer = new HttpLambdaAuthorizer("ApiKeyAuthorizer", authorizerFn, {
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      identitySource: [...authorizerSettings.identitySource],
+      resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
+    });
+
+    const api = new HttpApi(this, "HttpApi", {
+      apiName: `chatbot-api-${config.stage}`,
+      description: "Chatbot Conversation API",
+      createDefaultStage: false,
+      disableExecuteApiEndpoint: false,
+      defaultIntegration: new HttpLambdaIntegration("RouteMissIntegration", build(routeMiss)),
+    });
+
+    const accessLogs = new LogGroup(this, "AccessLogs", {
+      retention: retentionDays(config.logRetentionDays),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const stage = new HttpStage(this, "DefaultStage", {
+      httpApi: api,
+      stageName: "$default",
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: "$context.requestId",
+            routeKey: "$context.routeKey",
+            status: "$context.status",
+            latencyMs: "$context.responseLatency",
+            integrationLatencyMs: "$context.integrationLatency",
+            authorizerLatencyMs: "$context.authorizer.latency",
+            ip: "$context.identity.sourceIp",
+            time: "$context.requestTime",
+            integrationError: "$context.integrationErrorMessage",
+          }),
+        ),
+      },
+      ...(config.throttleRateLimit !== undefined && config.throttleBurstLimit !== undefined
+        ? { throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit } }
+        : {}),
+    });
+
+    for (const route of routes) {
+      const fn = build(route);
+      const [added] = api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
+        ...(route.auth === "apiKey" ? { authorizer: apiKeyAuthorizer } : {}),
+      });
+      if (route.auth === "none" && added) {
+        Validations.of(added).acknowledge({
+          id: "AwsSolutions::AwsSolutions-APIG4",
+          reason: `${route.method} ${route.path} is public by the API contract (SPEC.md §4, CONTRACT.md §1).`,
+        });
+      }
+    }
+    Validations.of(api.node.findChild("DefaultRoute")).acknowledge({
+      id: "AwsSolutions::AwsSolutions-APIG4",
+      reason:
+        "The $default route only answers unmatched requests with the contract's 404/405 bodies; it must not require a key.",
+    });
+    // CDK always writes IdentitySource; with none, the property must be absent altogether.
+    const cfnAuthorizer = api.node
+      .findAll()
+      .find((construct): construct is CfnAuthorizer => construct instanceof CfnAuthorizer);
+    cfnAuthorizer?.addPropertyDeletionOverride("IdentitySource");
+
+    let publicUrl = stage.url;
+    if (config.domainName && config.certificateArn) {
+      const domain = new DomainName(this, "CustomDomain", {
+        domainName: config.domainName,
+        certificate: Certificate.fromCertificateArn(this, "Certificate", config.certificateArn),
+      });
+      new ApiMapping(this, "CustomDomainMapping", { api, domainName: domain, stage });
+      publicUrl = `https://${config.domainName}/`;
+      new CfnOutput(this, "CustomDomainTarget", {
+        value: domain.regionalDomainName,
+        description: "Point the custom domain's DNS (CNAME/alias) here.",
+      });
+    }
+
+    new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });
+    new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table." });
+    new CfnOutput(this, "ToolCredentialsKeyArn", {
+      value: toolCredentialsKey.keyArn,
+      description: "KMS key for look-up tool credentials (the operator CLI needs it).",
+    });
+    new CfnOutput(this, "ModelSecretPrefix", {
+      value: modelSecretPrefix(config.stage),
+      description: "Create OpenAI-compatible API key secrets under this name prefix.",
+    });
+  }
+
+  /** How cdk-nag prints this stack's region inside finding ids. */
+  private regionForNag(): string {
+    return Token.isUnresolved(this.region) ? "<AWS::Region>" : this.region;
+  }
+
+  private lambda(
+    definition: FunctionDefinition,
+    config: StageConfig,
+    environment: Record<string, string>,
+  ): NodejsFunction {
+    const logGroup = new LogGroup(this, `${definition.id}Logs`, {
+      retention: retentionDays(config.logRetentionDays),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new Role(this, `${definition.id}Role`, {
+      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+      description: `Runs the ${definition.id} function (least privilege).`,
+    });
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    if (definition.table.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: [...definition.table],
+          resources: [this.table.tableArn],
+        }),
+      );
+    }
+    if (definition.index && definition.index.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: [...definition.index],
+          resources: tableSchema.globalSecondaryIndexes.map(
+            (index) => `${this.table.tableArn}/index/${index.indexName}`,
+          ),
+        }),
+      );
+    }
+
+    return new NodejsFunction(this, definition.id, {
+      entry: resolve(root, definition.entry),
+      handler: "handler",
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: definition.memoryMb,
+      timeout: Duration.seconds(definition.timeoutSeconds),
+      role,
+      logGroup,
+      environment,
+      depsLockFilePath: resolve(root, "package-lock.json"),
+      projectRoot: root,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: esbuildOptions.target,
+        minify: esbuildOptions.minify,
+        mainFields: [...esbuildOptions.mainFields],
+        banner: esbuildOptions.banner.js,
+        sourceMap: esbuildOptions.sourcemap,
+        bundleAwsSDK: true,
+        externalModules: [],
+        forceDockerBundling: false,
+      },
+    });
+  }
+}
+
+/** Where operators put model API keys: one prefix per stage, the only secrets the message Lambda can read. */
+export const modelSecretPrefix = (stage: string): string => `chatbot-api/${stage}/models/`;
+
+function retentionDays(days: number): RetentionDays {
+  const allowed = Object.values(RetentionDays).filter((value): value is number => typeof value === "number");
+  if (!allowed.includes(days)) throw new Error(`logRetentionDays must be one of ${allowed.join(", ")}`);
+  return days as RetentionDays;
+}

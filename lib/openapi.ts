@@ -1,0 +1,265 @@
+/**
+ * Builds the OpenAPI 3.1 document (CONTRACT.md §1) from the route table and the very schemas the
+ * handlers validate with. `npm run openapi` writes it to docs/openapi.json (committed, and served
+ * by GET /openapi.json); a test fails when the committed copy is stale.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import * as z from "zod/mini";
+import { errorCodes } from "#functions/errors";
+import type { RouteContract } from "#functions/http/api-handler";
+import { type RouteDefinition, routes } from "./routes.ts";
+
+const root = resolve(import.meta.dirname, "..");
+
+type JsonSchema = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodMiniType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as JsonSchema;
+  return rest;
+}
+
+async function contractOf(route: RouteDefinition): Promise<RouteContract> {
+  const module = (await import(pathToFileURL(resolve(root, route.entry)).href)) as {
+    contract: RouteContract;
+  };
+  return module.contract;
+}
+
+const rateLimitHeaders = {
+  "X-RateLimit-Limit": {
+    description: "Requests per minute allowed for this key.",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Remaining": { description: "Whole requests left right now.", schema: { type: "integer" } },
+  "X-RateLimit-Reset": {
+    description: "Unix time (seconds) at which the bucket is full again.",
+    schema: { type: "integer" },
+  },
+};
+const requestIdHeader = {
+  "X-Request-Id": {
+    description: "Identifies this request in the service's logs.",
+    schema: { type: "string" },
+  },
+};
+
+const errorExamples: Record<number, { description: string; example: unknown; schema: string }> = {
+  401: {
+    description: "Missing, unknown, revoked or expired API key.",
+    example: { detail: "Invalid API key" },
+    schema: "DetailString",
+  },
+  403: {
+    description:
+      "The organization has no active subscription, or the contact belongs to another organization.",
+    example: { detail: "Organization subscription is not active" },
+    schema: "DetailString",
+  },
+  404: {
+    description: "Not found in your organization.",
+    example: { detail: "Conversation not found" },
+    schema: "DetailString",
+  },
+  405: {
+    description: "Known path, other method.",
+    example: { detail: "Method Not Allowed" },
+    schema: "DetailString",
+  },
+  409: {
+    description: "Conversation closed, or the same Idempotency-Key is still being processed.",
+    example: { detail: "Conversation is closed" },
+    schema: "DetailString",
+  },
+  422: {
+    description:
+      "The request failed validation (Pydantic / FastAPI format), or an Idempotency-Key was reused with another request.",
+    example: {
+      detail: [
+        {
+          type: "literal_error",
+          loc: ["body", "attachments", 0, "type"],
+          msg: "Input should be 'image'",
+          input: "img",
+          ctx: { expected: "'image'" },
+        },
+      ],
+    },
+    schema: "ValidationError",
+  },
+  429: {
+    description: "Rate limit exceeded (token bucket per API key).",
+    example: {
+      detail: {
+        error: "Rate limit exceeded",
+        message: "Too many requests: this API key allows 100 requests per minute. Retry in 1 seconds.",
+        limit: 100,
+        remaining: 0,
+        reset: "2026-11-21T12:00:30Z",
+        retry_after: 1,
+      },
+    },
+    schema: "RateLimitError",
+  },
+  500: {
+    description: "Unexpected failure.",
+    example: { detail: "Internal server error" },
+    schema: "DetailString",
+  },
+};
+
+export async function buildOpenApiDocument(): Promise<JsonSchema> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const contract = await contractOf(route);
+    const parameters: unknown[] = [];
+    const pathSchema = contract.path ? jsonSchema(contract.path) : undefined;
+    for (const [name, schema] of Object.entries(
+      (pathSchema?.properties ?? {}) as Record<string, JsonSchema>,
+    )) {
+      parameters.push({ name, in: "path", required: true, schema, description: schema.description });
+    }
+    const querySchema = contract.query ? jsonSchema(contract.query) : undefined;
+    for (const [name, schema] of Object.entries(
+      (querySchema?.properties ?? {}) as Record<string, JsonSchema>,
+    )) {
+      parameters.push({ name, in: "query", required: false, schema, description: schema.description });
+    }
+    if (contract.idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
+    const authenticated = contract.auth === "apiKey";
+    const headers = authenticated ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
+    const responses: Record<string, unknown> = {
+      200: {
+        description: "Success.",
+        headers: contract.idempotent
+          ? {
+              ...headers,
+              "Idempotent-Replayed": {
+                description: "`true` when this is a replay of an earlier response.",
+                schema: { type: "string" },
+              },
+            }
+          : headers,
+        content: { "application/json": { schema: jsonSchema(contract.response) } },
+      },
+    };
+    for (const status of contract.errors) {
+      const error = errorExamples[status];
+      if (!error) continue;
+      responses[status] = {
+        description: error.description,
+        headers:
+          status === 429
+            ? { ...headers, "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } }
+            : status === 401
+              ? { ...headers, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
+              : headers,
+        content: {
+          "application/json": {
+            schema: { $ref: `#/components/schemas/${error.schema}` },
+            example: error.example,
+          },
+        },
+      };
+    }
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = {
+      operationId: contract.operationId,
+      summary: contract.summary,
+      description: contract.description,
+      tags: contract.tags,
+      ...(authenticated ? {} : { security: [] }),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(contract.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { "application/json": { schema: jsonSchema(contract.body) } },
+            },
+          }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Chatbot Conversation API",
+      version: "1.0.0",
+      description:
+        'Start conversations with your organization\'s chatbots and exchange messages with them. Errors use the `{"detail": …}` format; the management (operator CLI) format `{"error": {code, message, details}}` uses the codes listed in `x-management-error-codes`.',
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "`Authorization: Bearer cbk_…` (the key is shown once, when created).",
+        },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description:
+            "1–255 printable characters. Retrying with the same key and body replays the first response for 24 hours.",
+          schema: { type: "string", minLength: 1, maxLength: 255 },
+        },
+      },
+      schemas: {
+        DetailString: { type: "object", properties: { detail: { type: "string" } }, required: ["detail"] },
+        ValidationError: {
+          type: "object",
+          properties: {
+            detail: {
+              anyOf: [
+                { type: "string" },
+                {
+                  type: "array",
+                  items: {
+                    type: "object",
+                    properties: {
+                      type: { type: "string" },
+                      loc: { type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } },
+                      msg: { type: "string" },
+                      input: {},
+                      ctx: { type: "object" },
+                    },
+                    required: ["type", "loc", "msg", "input"],
+                  },
+                },
+              ],
+            },
+          },
+          required: ["detail"],
+        },
+        RateLimitError: {
+          type: "object",
+          properties: {
+            detail: {
+              type: "object",
+              properties: {
+                error: { type: "string", const: "Rate limit exceeded" },
+                message: { type: "string" },
+                limit: { type: "integer" },
+                remaining: { type: "integer", const: 0 },
+                reset: { type: "string", format: "date-time" },
+                retry_after: { type: "integer", minimum: 1 },
+              },
+              required: ["error", "message", "limit", "remaining", "reset", "retry_after"],
+            },
+          },
+          required: ["detail"],
+        },
+      },
+    },
+    "x-management-error-codes": errorCodes,
+  };
+}

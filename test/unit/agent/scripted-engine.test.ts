@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { createScriptedEngine, isGreeting, type ScriptedHook } from "#functions/agent/scripted-engine";
+import { aTurn } from "#test/fakes/engine-turn";
+import { shopKnowledge } from "#test/fakes/knowledge-fixture";
+
+const welcomeMessage = "Welcome to the shop! How can I help?";
+const fallbackReply = "Sorry, I don't know that yet. A colleague will get back to you.";
+const engine = createScriptedEngine({ welcomeMessage, fallbackReply, knowledge: shopKnowledge });
+
+async function replyTo(text: string): Promise<string | undefined> {
+  const reply = await engine.reply(aTurn({ message: { text, images: [] } }));
+  expect(reply.messages).toHaveLength(1);
+  return reply.messages[0];
+}
+
+function answerOf(id: string): string {
+  const entry = shopKnowledge.find((candidate) => candidate.id === id);
+  if (entry?.kind !== "qa") throw new Error(`no Q/A entry ${id}`);
+  return entry.answer;
+}
+
+describe("scripted engine", () => {
+  it.each([
+    "hi",
+    "Hello!",
+    "hey there",
+    "Good morning, team",
+    "Goedemorgen",
+    "Guten Tag!",
+    "Bonjour à tous",
+    "¡Buenos días!",
+    "   ",
+    "👋",
+  ])("greets %j with the welcome message", async (text) => {
+    expect(await replyTo(text)).toBe(welcomeMessage);
+  });
+
+  it("treats a greeting followed by a question as a question", async () => {
+    expect(isGreeting("Hi, what are your opening hours?")).toBe(false);
+    expect(await replyTo("Hi, what are your opening hours?")).toBe(answerOf("kb-hours"));
+  });
+
+  it.each([
+    ["when does the shop open?", "kb-hours"], // different words around the same content word
+    ["OPENING HOURS", "kb-hours"], // casing
+    ["Are you open on Sundays", "kb-hours"], // plural in the question, singular-ish answer
+    ["shipping costs", "kb-shipping-cost"], // plural
+    ["what does it cost to ship my order", "kb-shipping-cost"], // word order, inflection
+    ["how many days until my order is delivered", "kb-shipping-time"], // inflection in the answer
+    ["How many days do I have to return a product", "kb-returns"],
+    ["Can I pay with a credit card?", "kb-payment"],
+    ["Do you offer gift cards", "kb-gift-cards"],
+    ["cafe in the store?", "kb-cafe"], // accent folding: café
+    ["how do I change my account email", "kb-account"],
+  ])("answers %j from %s", async (question, id) => {
+    expect(await replyTo(question)).toBe(answerOf(id));
+  });
+
+  it("answers from a snippet with its best sentence", async () => {
+    expect(await replyTo("Is there free parking?")).toBe(
+      "Customers park for free in the garage under the building.",
+    );
+  });
+
+  it.each([
+    "Who won the football match yesterday?",
+    "What is the weather in Amsterdam",
+    "Can I bring my dog",
+  ])("gives the fallback reply to the unrelated %j", async (question) => {
+    expect(await replyTo(question)).toBe(fallbackReply);
+  });
+
+  it("is deterministic: same question, same reply, for a fresh engine too", async () => {
+    const question = "do you take paypal or credit cards";
+    const again = createScriptedEngine({
+      welcomeMessage,
+      fallbackReply,
+      knowledge: [...shopKnowledge].reverse(),
+    });
+    const replies = [
+      await engine.reply(aTurn({ message: { text: question, images: [] } })),
+      await engine.reply(aTurn({ message: { text: question, images: [] } })),
+      await again.reply(aTurn({ message: { text: question, images: [] } })),
+    ];
+    expect(replies[1]).toEqual(replies[0]);
+    expect(replies[2]).toEqual(replies[0]);
+    expect(replies[0]).toEqual({ messages: [answerOf("kb-payment")], toolCalls: 0 });
+  });
+
+  it("lets the hook answer before retrieval, and not for greetings", async () => {
+    // Prepare
+    const seen: string[] = [];
+    const hook: ScriptedHook = async (turn) => {
+      seen.push(turn.message.text);
+      return turn.message.text.includes("order 1042")
+        ? { messages: ["Order 1042 has shipped."], toolCalls: 1 }
+        : undefined;
+    };
+    const hooked = createScriptedEngine({ welcomeMessage, fallbackReply, knowledge: shopKnowledge, hook });
+    // Act
+    const tracked = await hooked.reply(aTurn({ message: { text: "Where is order 1042?", images: [] } }));
+    const retrieved = await hooked.reply(aTurn({ message: { text: "opening hours", images: [] } }));
+    const greeted = await hooked.reply(aTurn({ message: { text: "hello", images: [] } }));
+    // Assess
+    expect(tracked).toEqual({ messages: ["Order 1042 has shipped."], toolCalls: 1 });
+    expect(retrieved.messages).toEqual([answerOf("kb-hours")]);
+    expect(greeted.messages).toEqual([welcomeMessage]);
+    expect(seen).toEqual(["Where is order 1042?", "opening hours"]);
+  });
+});
