@@ -12,7 +12,8 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
 import { createDb } from "#functions/store/dynamodb";
-import { ensureDemo } from "#lib/local/demo";
+import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
 const { values } = parseArgs({
@@ -38,10 +39,25 @@ const runtimeFile =
 if (runtimeFile)
   writeFileSync(
     runtimeFile,
-    `${JSON.stringify({ tableName: runtime.tableName, dynamoDbEndpoint: runtime.dynamoDbEndpoint, baseUrl: runtime.baseUrl }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        tableName: runtime.tableName,
+        dynamoDbEndpoint: runtime.dynamoDbEndpoint,
+        baseUrl: runtime.baseUrl,
+        // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
+        environment: runtime.toolEnvironment,
+      },
+      null,
+      2,
+    )}\n`,
   );
+const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
-  { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock },
+  {
+    db: createDb(runtime.tableName, runtime.dynamoDb),
+    clock: systemClock,
+    ...(credentials ? { credentials } : {}),
+  },
   values["demo-file"],
   runtime.baseUrl,
 );
@@ -65,6 +81,10 @@ Then send a message (use the conversation_id it returns):
 curl -s -X POST ${demo.baseUrl}/api/message \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
   -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Look up an order in the sample shop${runtime.sampleShop ? ` (WooCommerce fake on ${runtime.sampleShop.woocommerce})` : ""}:
+send "Where is my order ${demoOrder.orderNumber}?" and, when asked, "${demoOrder.email}"
+in the same conversation. Tools: npm run admin -- tools list --org ${demo.organizationId} --chatbot ${demo.chatbotId}
 
 Ctrl-C stops everything.
 `);

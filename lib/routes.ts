@@ -66,7 +66,8 @@ export const routes: readonly RouteDefinition[] = [
     entry: "functions/handlers/send-message.ts",
     memoryMb: 1024,
     timeoutSeconds: 29,
-    table: ["dynamodb:Query", "dynamodb:BatchWriteItem", ...idempotency],
+    // GetItem: a look-up's cached result; UpdateItem also takes tool request tokens and keeps collected details.
+    table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
     grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
   },
   {

@@ -25,6 +25,10 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        extends: true,
+        test: { name: "n8n", include: ["n8n-nodes-chatbot-conversation/test/**/*.test.mts"] },
+      },
     ],
   },
 });

@@ -5,7 +5,7 @@
  * ky's retries and timeout are switched off: `withRetry` and the turn's signal do both, by deadline.
  */
 import { APIError, type ChatParams, OpenAIClient } from "openai-fetch";
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import { signalWithDeadline } from "#functions/agent/deadline";
 import type {
   ChatEngine,

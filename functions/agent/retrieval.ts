@@ -24,8 +24,13 @@ export const TITLE_WEIGHT = 2;
  * half its information, so "do you sell bicycles?" is not answered by "Do you sell gift cards?".
  */
 export const MIN_COVERAGE = 0.5;
-/** Least BM25 score of the best entry. */
+/** Least BM25 score of the best entry, in a knowledge base of at least FULL_BAR_ENTRIES entries. */
 export const MIN_SCORE = 1;
+/**
+ * Idf, and so every score, shrinks with the number of entries (one entry: ≈ 0.3 per term), so the
+ * score bar grows with the knowledge base up to this size; below it, coverage does the deciding.
+ */
+export const FULL_BAR_ENTRIES = 10;
 
 interface IndexedEntry {
   entry: KnowledgeEntry;
@@ -115,7 +120,8 @@ export function rankEntries(index: KnowledgeIndex, query: string): RankedEntry[]
 /** The best entry's answer if it clears both thresholds; otherwise undefined ("no answer"). */
 export function findAnswer(index: KnowledgeIndex, query: string): KnowledgeAnswer | undefined {
   const best = rankEntries(index, query)[0];
-  if (!best || best.coverage <= MIN_COVERAGE || best.score < MIN_SCORE) return undefined;
+  const minScore = MIN_SCORE * Math.min(1, index.entries.length / FULL_BAR_ENTRIES);
+  if (!best || best.coverage <= MIN_COVERAGE || best.score < minScore) return undefined;
   const text = best.entry.kind === "qa" ? best.entry.answer : bestSentences(index, best.entry.text, query);
   return { entryId: best.entry.id, text: text.trim(), score: best.score, coverage: best.coverage };
 }

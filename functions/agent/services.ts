@@ -11,6 +11,11 @@
  *                                  file <directory>/<name>. Keys never live in the table.
  *   IMAGE_FETCH_ALLOW_PRIVATE      local runtime / tests only: `host:port,…` that may be private
  *   IMAGE_FETCH_CA_FILE            local runtime / tests only: a PEM CA trusted for image fetches
+ *   TOOL_CREDENTIALS_KEY_ID        KMS key that seals look-up tool credentials (set by the stack)
+ *   TOOL_CREDENTIALS_KEY_FILE      local runtime only: the key file used instead of KMS
+ *   TOOL_HTTP_ORIGIN_OVERRIDES     local runtime only: platform origin → local fake (the sample shop)
+ *   TOOL_HTTP_ALLOW_PRIVATE        local runtime only: `1` lets tools reach private addresses
+ * The three local-only tool settings are ignored on Lambda (tools/environment.ts says how).
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -18,8 +23,9 @@ import { join } from "node:path";
 import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { createBedrockClient, createBedrockEngine } from "#functions/agent/bedrock-engine";
-import { type ChatEngine, emptyToolBox, type ToolBox } from "#functions/agent/engine";
+import { type ChatEngine, emptyToolBox } from "#functions/agent/engine";
 import { AttachmentError, type ImageFetchOptions, resolveImageAttachments } from "#functions/agent/images";
+import { lookupHook } from "#functions/agent/lookup-hook";
 import { createOpenAiEngine } from "#functions/agent/openai-engine";
 import { createScriptedEngine } from "#functions/agent/scripted-engine";
 import type { ChatbotBundle } from "#functions/domain/chatbots";
@@ -28,15 +34,34 @@ import type {
   AttachmentInput,
   ResolvedAttachment,
   ToolBoxRequest,
+  TurnToolBox,
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
+import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
+import { credentialCipherFor, type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
+import { createHttpGet, type HttpGet } from "#functions/tools/http-get";
+import { createSecretReader, createTurnToolBox, type SecretReader } from "#functions/tools/turn";
 
 export interface AgentEnvironment {
   bedrockRegion: string;
   modelSecrets: { kind: "secretsmanager"; prefix: string } | { kind: "local"; directory: string };
   imageFetch: Pick<ImageFetchOptions, "allowPrivate" | "trustedCa">;
-  /** Extra tool sources (look-up tools); absent means no tools. */
-  toolBoxFor?: (request: ToolBoxRequest) => Promise<ToolBox>;
+  /** Replaces the look-up tools built from `tools` (tests). */
+  toolBoxFor?: (request: ToolBoxRequest) => Promise<TurnToolBox>;
+  /** Look-up tools' credential key and HTTP settings; absent means no tools. */
+  tools?: ToolEnvironment;
+  /** The table look-ups cache results and count requests in (default: the Lambda's). */
+  db?: () => Db;
+}
+
+/** Time kept after look-ups for the engine to answer: a model needs another round, the scripted engine none. */
+function toolDeadline(request: ToolBoxRequest, now: number): number {
+  const left = request.deadline - now;
+  const reserve =
+    request.bundle.chatbot.engine.kind === "scripted"
+      ? Math.min(300, left * 0.1)
+      : Math.min(5_000, left * 0.4);
+  return Math.floor(request.deadline - reserve);
 }
 
 export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnvironment {
@@ -57,6 +82,7 @@ export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnv
           }
         : {}),
     },
+    tools: toolEnvironment(env),
   };
 }
 
@@ -78,6 +104,8 @@ export function createAgentServices(
 ): AgentServices {
   let bedrock: BedrockRuntimeClient | undefined;
   const secrets = modelSecretReader(environment.modelSecrets);
+  let toolHttp: HttpGet | undefined;
+  let toolSecrets: SecretReader | undefined;
   return {
     async resolveAttachments(attachments, signal) {
       return resolveAttachments(attachments, { ...(await imageOptions()), signal });
@@ -93,6 +121,7 @@ export function createAgentServices(
               const { entryId, createdAt: _createdAt, ...content } = entry;
               return { id: entryId, ...content };
             }),
+            ...(bundle.tools.length > 0 ? { hook: lookupHook } : {}),
           });
         case "bedrock":
           bedrock ??= createBedrockClient({ region: environment.bedrockRegion });
@@ -105,8 +134,30 @@ export function createAgentServices(
           });
       }
     },
-    async toolBoxFor(request) {
-      return environment.toolBoxFor ? environment.toolBoxFor(request) : emptyToolBox;
+    async toolBoxFor(request): Promise<TurnToolBox> {
+      if (environment.toolBoxFor) return environment.toolBoxFor(request);
+      const settings = environment.tools;
+      if (!settings || request.bundle.tools.length === 0) return emptyToolBox;
+      toolHttp ??= createHttpGet(settings.http);
+      toolSecrets ??= createSecretReader(credentialCipherFor(settings.credentialKey));
+      const box = createTurnToolBox(
+        {
+          organizationId: request.organizationId,
+          chatbotId: request.bundle.chatbot.chatbotId,
+          conversationId: request.conversation.conversationId,
+          toolItems: request.bundle.tools,
+          visitorTexts: request.visitorTexts,
+          ...(request.conversation.collected ? { collected: request.conversation.collected } : {}),
+          deadline: toolDeadline(request, Date.now()),
+        },
+        {
+          db: (environment.db ?? dbFromEnvironment)(),
+          clock: Date.now,
+          http: toolHttp,
+          secrets: toolSecrets,
+        },
+      );
+      return box ?? emptyToolBox;
     },
   };
 }

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
-import { newCursorSecret } from "#functions/domain/messages";
+import { newCursorSecret } from "#functions/domain/cursors";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, refusedItem } from "#functions/store/conditions";
 import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";

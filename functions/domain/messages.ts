@@ -9,23 +9,19 @@
  *   3. store the visitor's message — before any model runs, so nothing accepted is lost;
  *   4. run the chatbot's engine under a deadline well inside the gateway's 30 s; any failure or
  *      timeout gives the chatbot's fallback reply instead (logged with the request id);
- *   5. store the reply with its token usage and model latency, and return it.
+ *   5. store the reply with its token usage and model latency, and return it; in the same round
+ *      trip, keep on the conversation the look-up details the visitor gave (one UpdateItem, only
+ *      when they changed), so a later turn can complete a look-up.
  * Message sort keys are `MSG#{turn}#{index}`: the turn number orders turns, index 00 is the
  * visitor's message and 01… the chatbot's replies, so a history page reads in conversation order.
  */
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { randomUUID } from "node:crypto";
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
-import { AppError, validationError } from "#functions/errors";
+import { AppError } from "#functions/errors";
 import { describeError, log } from "#functions/log";
 import { refusedItem } from "#functions/store/conditions";
 import {
@@ -62,7 +58,12 @@ export interface AgentServices {
   /** The engine configured for the chatbot. */
   engineFor(bundle: ChatbotBundle): Promise<ChatEngine>;
   /** The chatbot's look-up tools for this turn (collect-before-call is enforced inside). */
-  toolBoxFor(turn: ToolBoxRequest): Promise<ToolBox>;
+  toolBoxFor(turn: ToolBoxRequest): Promise<TurnToolBox>;
+}
+
+/** A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the conversation. */
+export interface TurnToolBox extends ToolBox {
+  collected?(): Record<string, string>;
 }
 
 export interface ToolBoxRequest {
@@ -76,10 +77,14 @@ export interface ToolBoxRequest {
 
 export interface TurnContext extends DomainContext {
   agent: AgentServices;
+  /** How long the engine may take (default TURN_BUDGET_MS; tests shorten it). */
+  turnBudgetMs?: number;
 }
 
 /** The turn's budget: a reply (real or fallback) is ready well inside the gateway's 30 s. */
 export const TURN_BUDGET_MS = 20_000;
+/** No configuration may push a turn past this: the gateway gives up at 30 s. */
+export const MAX_TURN_BUDGET_MS = 25_000;
 /** Time kept for storing the reply and answering after the engine's deadline. */
 const WRITE_RESERVE_MS = 2_500;
 /**
@@ -107,7 +112,8 @@ export interface TurnResult {
 
 export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Promise<TurnResult> {
   const started = ctx.clock();
-  const deadline = started + Math.min(TURN_BUDGET_MS, input.remainingTimeMs - WRITE_RESERVE_MS - 1_000);
+  const budget = Math.min(ctx.turnBudgetMs ?? TURN_BUDGET_MS, MAX_TURN_BUDGET_MS);
+  const deadline = started + Math.min(budget, input.remainingTimeMs - WRITE_RESERVE_MS - 1_000);
   const abort = new AbortController();
   const timer = setTimeout(
     () => abort.abort(new Error("turn deadline")),
@@ -169,7 +175,10 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         ? { modelLatencyMs: reply.modelLatencyMs }
         : {}),
     }));
-    await storeMessages(ctx, input.organizationId, replies);
+    await Promise.all([
+      storeMessages(ctx, input.organizationId, replies),
+      keepCollected(ctx, conversation, reply.collected),
+    ]);
     return { conversationId: conversation.conversationId, messages: replies };
   } finally {
     clearTimeout(timer);
@@ -237,12 +246,19 @@ interface ReplyRequest {
 type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   engine: string;
   fallback: boolean;
+  /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
+  collected?: Record<string, string>;
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
   const { chatbot } = request.bundle;
+  let tools: TurnToolBox | undefined;
+  const collected = () => {
+    const values = tools?.collected?.();
+    return values ? { collected: values } : {};
+  };
   try {
-    const [engine, tools] = await Promise.all([
+    const [engine, toolBox] = await Promise.all([
       ctx.agent.engineFor(request.bundle),
       ctx.agent.toolBoxFor({
         organizationId: chatbot.organizationId,
@@ -252,12 +268,13 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         deadline: request.deadline,
       }),
     ]);
+    tools = toolBox;
     const reply = await raceDeadline(
       engine.reply({
         instructions: chatbot.instructions,
         history: request.history.map(toHistoryMessage),
         message: request.message,
-        tools,
+        tools: toolBox,
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
         signal: request.signal,
         deadline: request.deadline,
@@ -279,6 +296,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       fallback: false,
       ...(reply.usage ? { usage: reply.usage } : {}),
       ...(reply.modelLatencyMs === undefined ? {} : { modelLatencyMs: reply.modelLatencyMs }),
+      ...collected(),
     };
   } catch (error) {
     log.warn("engine failed; answering with the fallback reply", {
@@ -286,7 +304,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       timedOut: request.signal.aborted,
       ...describeError(error),
     });
-    return { messages: [chatbot.fallbackReply], engine: chatbot.engine.kind, fallback: true };
+    return { messages: [chatbot.fallbackReply], engine: chatbot.engine.kind, fallback: true, ...collected() };
   }
 }
 
@@ -315,6 +333,36 @@ function toHistoryMessage(message: MessageRecord): HistoryMessage {
   return { role: message.role, text: `${message.content}${note}` };
 }
 
+/** Keeps the look-up details the visitor gave with the conversation, when they changed this turn. */
+async function keepCollected(
+  ctx: DomainContext,
+  conversation: ConversationRecord,
+  collected: Record<string, string> | undefined,
+): Promise<void> {
+  if (!collected || sameEntries(collected, conversation.collected ?? {})) return;
+  try {
+    await ctx.db.client.send(
+      new UpdateCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.conversation(conversation.organizationId, conversation.conversationId),
+        UpdateExpression: "SET collected = :collected",
+        ConditionExpression: "attribute_exists(PK)",
+        ExpressionAttributeValues: { ":collected": collected },
+      }),
+    );
+  } catch (error) {
+    // The reply is stored either way; the visitor may have to repeat a detail next turn.
+    log.warn("could not keep the look-up details with the conversation", {
+      errorName: describeError(error).errorName,
+    });
+  }
+}
+
+function sameEntries(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
+}
+
 async function storeMessages(
   ctx: DomainContext,
   organizationId: string,
@@ -339,105 +387,4 @@ async function storeMessages(
       ...pending.slice(25),
     ];
   }
-}
-
-// ---------- history ----------
-
-export interface ListMessagesInput {
-  organizationId: string;
-  conversationId: string;
-  limit: number;
-  cursor?: string;
-}
-
-export interface MessagePage {
-  conversationId: string;
-  messages: MessageRecord[];
-  nextCursor: string | null;
-}
-
-const SORT_KEY_PATTERN = /^MSG#\d{10}#\d{2}$/;
-
-/**
- * One page of a conversation's messages, oldest first. Cursors are signed with a secret kept on the
- * conversation, so a cursor from another conversation, or a forged one, is refused (422).
- */
-export async function listMessages(ctx: DomainContext, input: ListMessagesInput): Promise<MessagePage> {
-  const after = input.cursor === undefined ? undefined : cursorSortKey(input.cursor);
-  const partition = prefixes.conversationPartition(input.organizationId, input.conversationId);
-  const [meta, page] = await Promise.all([
-    ctx.db.client.send(
-      new GetCommand({
-        TableName: ctx.db.tableName,
-        Key: keys.conversation(input.organizationId, input.conversationId),
-      }),
-    ),
-    ctx.db.client.send(
-      new QueryCommand({
-        TableName: ctx.db.tableName,
-        KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues: { ":pk": partition, ":prefix": prefixes.messages },
-        ...(after ? { ExclusiveStartKey: { PK: partition, SK: after } } : {}),
-        Limit: input.limit + 1,
-      }),
-    ),
-  ]);
-  if (!meta.Item) throw new AppError("conversation_not_found");
-  const conversation = records.conversation(meta.Item);
-  if (input.cursor !== undefined && !cursorIsGenuine(input.cursor, conversation))
-    throw invalidCursor(input.cursor);
-
-  const found = (page.Items ?? []).map(records.message);
-  const messages = found.slice(0, input.limit);
-  const last = messages.at(-1);
-  const hasMore = found.length > input.limit;
-  return {
-    conversationId: conversation.conversationId,
-    messages,
-    nextCursor:
-      hasMore && last ? signCursor(conversation, `MSG#${messageSortKey(last.turn, last.index)}`) : null,
-  };
-}
-
-/** A new conversation's cursor-signing secret. */
-export const newCursorSecret = (): string => randomBytes(16).toString("base64url");
-
-function signature(conversation: ConversationRecord, sortKey: string): string {
-  return createHmac("sha256", conversation.cursorSecret ?? conversation.conversationId)
-    .update(`${conversation.conversationId}\n${sortKey}`)
-    .digest("base64url")
-    .slice(0, 22);
-}
-
-function signCursor(conversation: ConversationRecord, sortKey: string): string {
-  return `${Buffer.from(sortKey).toString("base64url")}.${signature(conversation, sortKey)}`;
-}
-
-function cursorSortKey(cursor: string): string {
-  const [encoded] = cursor.split(".");
-  const sortKey = Buffer.from(encoded ?? "", "base64url").toString();
-  if (!SORT_KEY_PATTERN.test(sortKey)) throw invalidCursor(cursor);
-  return sortKey;
-}
-
-function cursorIsGenuine(cursor: string, conversation: ConversationRecord): boolean {
-  const [, given] = cursor.split(".");
-  const expected = signature(conversation, cursorSortKey(cursor));
-  return (
-    given !== undefined &&
-    given.length === expected.length &&
-    timingSafeEqual(Buffer.from(given), Buffer.from(expected))
-  );
-}
-
-function invalidCursor(cursor: string): AppError {
-  return validationError([
-    {
-      type: "value_error",
-      loc: ["query", "cursor"],
-      msg: "Value error, Invalid cursor: it does not belong to this conversation",
-      input: cursor,
-      ctx: { error: "Invalid cursor" },
-    },
-  ]);
 }

@@ -4,6 +4,7 @@ import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { startConversation } from "#functions/domain/conversations";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { given, optionalText, uuid } from "#functions/http/schemas";
 
 const body = z.object({
@@ -42,15 +43,19 @@ export const contract = {
 
 const ctx = contextFromEnvironment();
 
-export const handler = apiHandler(contract, async ({ caller, body }) => {
-  const started = await startConversation(ctx, {
-    organizationId: caller.organizationId,
-    chatbotId: body.chatbot_id,
-    contactId: given(body.contact_id) ?? given(body.visitor_id),
-    externalId: given(body.external_id),
-    userName: given(body.user_name),
-    userEmail: given(body.user_email),
-    userPhone: given(body.user_phone),
-  });
-  return { body: { conversation_id: started.conversationId, contact_id: started.contactId } };
-});
+export const handler = apiHandler(
+  contract,
+  async ({ caller, body }) => {
+    const started = await startConversation(ctx, {
+      organizationId: caller.organizationId,
+      chatbotId: body.chatbot_id,
+      contactId: given(body.contact_id) ?? given(body.visitor_id),
+      externalId: given(body.external_id),
+      userName: given(body.user_name),
+      userEmail: given(body.user_email),
+      userPhone: given(body.user_phone),
+    });
+    return { body: { conversation_id: started.conversationId, contact_id: started.contactId } };
+  },
+  { idempotency: idempotencyMiddleware },
+);

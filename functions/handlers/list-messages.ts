@@ -2,7 +2,7 @@
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { listMessages } from "#functions/domain/messages";
+import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
 import { pydanticIssue } from "#functions/http/validation";

@@ -5,6 +5,7 @@ import { agentServicesFromEnvironment } from "#functions/agent/services";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { sendMessage, type TurnContext } from "#functions/domain/messages";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentLimits, messageLimits } from "#functions/http/limits";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
 import { pydanticIssue } from "#functions/http/validation";
@@ -131,29 +132,36 @@ export const contract = {
   errors: [401, 403, 404, 409, 422, 429, 500],
 } as const satisfies RouteContract<"apiKey", typeof body, undefined, undefined, typeof response>;
 
-const ctx: TurnContext = Object.assign(contextFromEnvironment(), { agent: agentServicesFromEnvironment() });
-
-export const handler = apiHandler(contract, async ({ caller, body, remainingTimeMs }) => {
-  const turn = await sendMessage(ctx, {
-    organizationId: caller.organizationId,
-    conversationId: body.conversation_id,
-    message: body.message,
-    attachments: (body.attachments ?? []).map((item) =>
-      item.url !== undefined
-        ? { type: "image" as const, url: item.url }
-        : { type: "image" as const, data: item.data ?? "", media_type: item.media_type ?? "image/png" },
-    ),
-    remainingTimeMs: remainingTimeMs(),
-  });
-  return {
-    body: {
-      conversation_id: turn.conversationId,
-      messages: turn.messages.map((message) => ({
-        message_id: message.messageId,
-        role: "assistant" as const,
-        content: message.content,
-        created_at: message.createdAt,
-      })),
-    },
-  };
+const ctx: TurnContext = Object.assign(contextFromEnvironment(), {
+  agent: agentServicesFromEnvironment(),
+  ...(process.env.TURN_BUDGET_MS ? { turnBudgetMs: Number(process.env.TURN_BUDGET_MS) } : {}),
 });
+
+export const handler = apiHandler(
+  contract,
+  async ({ caller, body, remainingTimeMs }) => {
+    const turn = await sendMessage(ctx, {
+      organizationId: caller.organizationId,
+      conversationId: body.conversation_id,
+      message: body.message,
+      attachments: (body.attachments ?? []).map((item) =>
+        item.url !== undefined
+          ? { type: "image" as const, url: item.url }
+          : { type: "image" as const, data: item.data ?? "", media_type: item.media_type ?? "image/png" },
+      ),
+      remainingTimeMs: remainingTimeMs(),
+    });
+    return {
+      body: {
+        conversation_id: turn.conversationId,
+        messages: turn.messages.map((message) => ({
+          message_id: message.messageId,
+          role: "assistant" as const,
+          content: message.content,
+          created_at: message.createdAt,
+        })),
+      },
+    };
+  },
+  { idempotency: idempotencyMiddleware },
+);

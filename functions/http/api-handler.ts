@@ -25,7 +25,6 @@ import {
   validationError,
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
-import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
 
@@ -102,10 +101,25 @@ export type RouteRequest = Request<ApiEvent, ApiResponse, Error, Context, { stat
 /** Time kept back so the error response is built before Lambda's own timeout (Middy aborts then). */
 const EARLY_TIMEOUT_MS = 1_000;
 
+export type RouteMiddleware = MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>;
+
+export interface ApiHandlerOptions {
+  /**
+   * The Idempotency-Key middleware (http/idempotency.ts), required when the contract is
+   * `idempotent`. Passed in rather than imported here so routes without it don't bundle the
+   * DynamoDB client.
+   */
+  idempotency?: (route: string) => RouteMiddleware;
+}
+
 export function apiHandler<C extends RouteContract>(
   contract: C,
   run: (request: ApiRequest<C>) => Promise<ApiResult<C>>,
+  options: ApiHandlerOptions = {},
 ): LambdaHandler {
+  if (contract.idempotent && !options.idempotency) {
+    throw new Error(`${contract.operationId} is idempotent: pass the idempotency middleware`);
+  }
   const chain = middy<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>({
     timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
   })
@@ -113,7 +127,7 @@ export function apiHandler<C extends RouteContract>(
     .use(contract.auth === "apiKey" ? authMiddleware() : noopMiddleware);
   if (contract.body) chain.use(jsonBodyMiddleware());
   chain.use(validationMiddleware(contract));
-  if (contract.idempotent) chain.use(idempotencyMiddleware(contract.operationId));
+  if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
 
   const handler = chain.handler(async (event, context) => {
     const state = stateOf(chainRequestFor(event));

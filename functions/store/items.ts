@@ -34,6 +34,11 @@ export const keys = {
     PK: `ORG#${organizationId}#BOT#${chatbotId}`,
     SK: `TOOL#${toolId}`,
   }),
+  /** A tool's request token bucket: its own partition, so turns never contend on the chatbot's. */
+  toolBucket: (organizationId: string, chatbotId: string, toolId: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}#TOOL#${toolId}`,
+    SK: "BUCKET",
+  }),
   contact: (contactId: string): Key => ({ PK: `CONTACT#${contactId}`, SK: "CONTACT" }),
   conversation: (organizationId: string, conversationId: string): Key => ({
     PK: `ORG#${organizationId}#CONV#${conversationId}`,
@@ -42,6 +47,11 @@ export const keys = {
   message: (organizationId: string, conversationId: string, turn: number, index: number): Key => ({
     PK: `ORG#${organizationId}#CONV#${conversationId}`,
     SK: `MSG#${messageSortKey(turn, index)}`,
+  }),
+  /** A look-up's result, cached in its conversation; `lookupHash` hashes tool, version and values. */
+  toolCache: (organizationId: string, conversationId: string, lookupHash: string): Key => ({
+    PK: `ORG#${organizationId}#CONV#${conversationId}`,
+    SK: `TOOLCACHE#${lookupHash}`,
   }),
   idempotencyRecord: (keyId: string, idempotencyKeyHash: string): Key => ({
     PK: `IDEM#${keyId}#${idempotencyKeyHash}`,
@@ -161,6 +171,40 @@ export interface ConversationRecord {
   collected?: Record<string, string>;
 }
 
+/** A look-up tool of a chatbot (tools/registry.ts validates `kind` and `config`). */
+export interface ToolRecord {
+  toolId: string;
+  organizationId: string;
+  chatbotId: string;
+  /** Model-facing name, unique per chatbot. */
+  name: string;
+  /** Template kind (tools/template.ts). */
+  kind: string;
+  /** The template's public settings; may be shown to operators. */
+  config: Record<string, unknown>;
+  /** Replaces the template's description for the model. */
+  description?: string;
+  /** Cap on requests this tool sends to its platform (token bucket, per minute). */
+  requestsPerMinute: number;
+  /** The credentials, encrypted (tools/credentials.ts envelope); decrypted only to call the platform. */
+  credentials?: string;
+  /** Masked credentials (`••••7c6b`), what operators are shown instead. */
+  credentialHints?: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A look-up result kept for a short while in its conversation (`expiresAt` doubles as the TTL). */
+export interface ToolCacheRecord {
+  lookupHash: string;
+  toolId: string;
+  /** The look-up result (tools/result.ts `LookupResult`: found or not_found only). */
+  result: Record<string, unknown>;
+  cachedAt: string;
+  /** Epoch seconds. */
+  expiresAt: number;
+}
+
 export type StoredAttachment =
   | { type: "image"; url: string; media_type?: string }
   | { type: "image"; media_type: string; sha256: string; size: number };
@@ -192,6 +236,8 @@ const entity = {
   conversation: "Conversation",
   message: "Message",
   idempotencyRecord: "IdempotencyRecord",
+  tool: "Tool",
+  toolCache: "ToolCache",
 } as const;
 
 export const items = {
@@ -243,6 +289,21 @@ export const items = {
       ...record,
     };
   },
+  tool(record: ToolRecord): Item {
+    return {
+      ...keys.tool(record.organizationId, record.chatbotId, record.toolId),
+      entity: entity.tool,
+      ...record,
+    };
+  },
+  toolCache(organizationId: string, conversationId: string, record: ToolCacheRecord): Item {
+    return {
+      ...keys.toolCache(organizationId, conversationId, record.lookupHash),
+      entity: entity.toolCache,
+      ttl: record.expiresAt,
+      ...record,
+    };
+  },
 } as const;
 
 /** Strips the key and bookkeeping attributes, leaving the record's own fields. */
@@ -259,6 +320,8 @@ export const records = {
   contact: (item: Item) => recordFields(item) as unknown as ContactRecord,
   conversation: (item: Item) => recordFields(item) as unknown as ConversationRecord,
   message: (item: Item) => recordFields(item) as unknown as MessageRecord,
+  tool: (item: Item) => recordFields(item) as unknown as ToolRecord,
+  toolCache: (item: Item) => recordFields(item) as unknown as ToolCacheRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

@@ -123,7 +123,8 @@ export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
   }
 
   async function once(request: HttpGetRequest, url: URL): Promise<HttpGetResult> {
-    const budget = Math.min(requestTimeoutMs, request.deadline - margin - now());
+    // Whole milliseconds: AbortSignal.timeout refuses fractions.
+    const budget = Math.floor(Math.min(requestTimeoutMs, request.deadline - margin - now()));
     if (budget <= 0 || request.signal.aborted) return { kind: "timeout" };
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(budget)]);
     try {

@@ -7,7 +7,7 @@
  * the visitor), and only talks to the platform through `http` (GET only). It must decide ownership
  * itself: a record is "found" only when every second factor (e-mail, postal code) matches.
  */
-import type { z } from "zod/mini";
+import type * as z from "zod/mini";
 import type { HttpGet } from "#functions/tools/http-get";
 import type { LookupResult } from "#functions/tools/result";
 import type { ToolVariable } from "#functions/tools/variables";

@@ -96,6 +96,11 @@ export function isValidValue(kind: VariableKind, clean: string): boolean {
   return rules[kind].isValid(clean);
 }
 
+/** The equality key of a value ("#1001" → "1001", e-mails lower case): what caches are keyed by. */
+export function canonicalValue(kind: VariableKind, raw: string): string {
+  return rules[kind].canonical(rules[kind].clean(raw));
+}
+
 /** True when two values of one kind denote the same thing (e-mail case-insensitive, "#1001" ≡ "1001", …). */
 export function sameValue(kind: VariableKind, a: unknown, b: unknown): boolean {
   if (typeof a !== "string" && typeof a !== "number") return false;

@@ -13,8 +13,9 @@ import { createDb } from "#functions/store/dynamodb";
 import { chatbotCommands } from "./chatbots.ts";
 import type { AdminContext, Command } from "./command.ts";
 import { organizationCommands } from "./organizations.ts";
+import { toolCommands } from "./tools.ts";
 
-export const commands: Command[] = [...organizationCommands, ...chatbotCommands];
+export const commands: Command[] = [...organizationCommands, ...chatbotCommands, ...toolCommands];
 
 const globalOptions = {
   json: { type: "boolean" },

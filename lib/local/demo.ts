@@ -1,20 +1,40 @@
 /**
  * Demo data for `npm start`: one organization, one API key, one chatbot with a few knowledge
- * entries. Seeded once; later runs reuse it (the key is kept in .local/demo.json, which only
- * exists on the developer's machine, because a key is otherwise shown once).
+ * entries and an order look-up tool on the sample shop (the WooCommerce fake the local runtime
+ * starts: order 1001 of jan.jansen@example.nl). Seeded once; later runs reuse it (the key is kept
+ * in .local/demo.json, which only exists on the developer's machine, because a key is otherwise
+ * shown once).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { createApiKey } from "#functions/domain/api-keys";
 import { addKnowledgeEntry, createChatbot } from "#functions/domain/chatbots";
-import type { DomainContext } from "#functions/domain/context";
 import { createOrganization, getOrganization } from "#functions/domain/organizations";
+import { addTool, listTools, type ToolsContext } from "#functions/domain/tools";
+import { wooDemo } from "#test/fakes/platforms/woocommerce";
 
 export interface DemoInfo {
   baseUrl: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
+}
+
+/** The sample shop's order a visitor can look up in the demo. */
+export const demoOrder = { orderNumber: "1001", email: "jan.jansen@example.nl" } as const;
+
+/** The demo chatbot's order look-up: WooCommerce on the sample shop, credentials sealed like any tool's. */
+async function ensureDemoTool(ctx: ToolsContext, organizationId: string, chatbotId: string): Promise<void> {
+  const tools = await listTools(ctx, organizationId, chatbotId);
+  if (tools.length > 0) return;
+  await addTool(ctx, {
+    organizationId,
+    chatbotId,
+    kind: "woocommerce",
+    name: "order_status",
+    config: { ...wooDemo.config },
+    credentials: { ...wooDemo.secrets },
+  });
 }
 
 const knowledge = [
@@ -42,15 +62,18 @@ const knowledge = [
   },
 ];
 
-export async function ensureDemo(ctx: DomainContext, file: string, baseUrl: string): Promise<DemoInfo> {
+export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: string): Promise<DemoInfo> {
   const existing = readDemo(file);
   if (existing) {
+    let found = true;
     try {
       await getOrganization(ctx, existing.organizationId);
-      return writeDemo(file, { ...existing, baseUrl });
+      await ensureDemoTool(ctx, existing.organizationId, existing.chatbotId);
     } catch {
       // The table was reset since: seed afresh.
+      found = false;
     }
+    if (found) return writeDemo(file, { ...existing, baseUrl });
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
   const { apiKey } = await createApiKey(ctx, { organizationId: organization.organizationId, name: "demo" });
@@ -66,6 +89,7 @@ export async function ensureDemo(ctx: DomainContext, file: string, baseUrl: stri
       entry,
     });
   }
+  await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
   return writeDemo(file, {
     baseUrl,
     apiKey,

@@ -111,7 +111,9 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
       .then((response) => send(res, requestId, response))
       .catch((error: unknown) => {
         const failure = error instanceof GatewayError ? error : gateway.internal();
-        if (!(error instanceof GatewayError)) console.error("[emulator] unexpected failure", error);
+        // As on AWS, a failing function is a 500; locally its error is worth seeing.
+        if (error instanceof FunctionError) console.error(`[emulator] ${error.message}:`, error.cause);
+        else if (!(error instanceof GatewayError)) console.error("[emulator] unexpected failure", error);
         send(res, requestId, {
           statusCode: failure.status,
           headers: { "content-type": "application/json" },
@@ -363,7 +365,7 @@ async function invoke(
     return JSON.parse(JSON.stringify(result ?? null));
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    throw new FunctionError("function error", { cause: error });
+    throw new FunctionError(`function ${fn.name} failed`, { cause: error });
   } finally {
     clearTimeout(timer);
     run.catch(() => undefined);

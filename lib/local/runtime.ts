@@ -1,9 +1,17 @@
 /**
  * The local runtime: DynamoDB Local with the stack's table, every function bundled exactly as for
  * Lambda, and the HTTP API emulator wired from the same route table as the stack.
+ *
+ * Look-up tools locally: credentials are sealed with a key file instead of KMS
+ * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
+ * platform fakes) answers for the platforms' real origins (TOOL_HTTP_ORIGIN_OVERRIDES, with
+ * TOOL_HTTP_ALLOW_PRIVATE so tools may reach 127.0.0.1). Only this runtime sets those variables,
+ * and the functions ignore them on Lambda. A caller that brings its own platforms (the test suite)
+ * sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and no sample shop is started.
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
 import {
   ensureTable,
@@ -35,14 +43,29 @@ export interface LocalRuntime {
   dynamoDbEndpoint: string;
   /** A DynamoDB client for the local table (seeding, the operator CLI). */
   dynamoDb: DynamoDBClient;
+  /** The look-up tools' settings the functions got; the operator CLI needs the same (runtime.json). */
+  toolEnvironment: Record<string, string>;
+  /** The sample shop's platforms (fake base URL by platform), when this runtime started them. */
+  sampleShop?: Record<string, string>;
   stop(): Promise<void>;
 }
+
+/** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
+export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
   let dynamo: RunningDynamoDb | undefined;
   let emulator: RunningEmulator | undefined;
+  let shop: PlatformFakes | undefined;
   try {
+    const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
+    if (!ownPlatforms) shop = await startPlatformFakes();
+    const toolEnvironment: Record<string, string> = {
+      TOOL_CREDENTIALS_KEY_FILE: process.env.TOOL_CREDENTIALS_KEY_FILE ?? localToolKeyFile,
+      TOOL_HTTP_ALLOW_PRIVATE: "1",
+      TOOL_HTTP_ORIGIN_OVERRIDES: ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {}),
+    };
     dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
     const dynamoDb = new DynamoDBClient({
       endpoint: dynamo.endpoint,
@@ -65,6 +88,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
             AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
           }),
+      ...toolEnvironment,
       ...options.environment,
     });
 
@@ -91,21 +115,35 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
       },
     });
-    const running = { dynamo, emulator };
+    const running = { dynamo, emulator, shop };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
       dynamoDb,
+      toolEnvironment,
+      ...(shop
+        ? {
+            sampleShop: {
+              woocommerce: shop.woocommerce.baseUrl,
+              shopify: shop.shopify.baseUrl,
+              lightspeed: shop.lightspeed.baseUrl,
+              sendcloud: shop.sendcloud.baseUrl,
+              picqer: shop.picqer.baseUrl,
+            },
+          }
+        : {}),
       stop: async () => {
         await running.emulator.close();
         dynamoDb.destroy();
         await running.dynamo.stop();
+        await running.shop?.stop();
       },
     };
   } catch (error) {
     await emulator?.close();
     await dynamo?.stop();
+    await shop?.stop();
     throw error;
   }
 }

@@ -4,17 +4,29 @@
  * Deployed stage (`API_BASE_URL` and `TABLE_NAME` set, AWS credentials in the environment): nothing
  * to start; tests call the stage and seed its table. Tests that need local fakes don't run.
  *
- * Local (default): the fakes that stand in for unreachable services (Bedrock, an https image host),
- * then the local runtime as its own process, exactly as `npm start -- --ephemeral` runs it, with its
- * logs written to a file so tests can check what was (not) logged.
+ * Local (default): the fakes that stand in for unreachable services (Bedrock, an https image host,
+ * the five shop/parcel platforms of the look-up tools), then the local runtime as its own process,
+ * exactly as `npm start -- --ephemeral` runs it, with its logs written to a file so tests can check
+ * what was (not) logged. The platforms run here, so the runtime starts no sample shop of its own;
+ * tests read their request logs and script their faults over a small control API:
+ *   GET  /requests?platform=woocommerce   [{method, path, query: [[name, value], …]}, …]
+ *   POST /script {"platform", "faults": Fault[]}
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { type FakeImageServer, sampleImages, startFakeImageServer } from "#test/fakes/image-server";
 import { type KeyedBedrock, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
+import {
+  type Fault,
+  type PlatformFakes,
+  type PlatformName,
+  startPlatformFakes,
+} from "#test/fakes/platforms/index";
 
 export interface TestEnvironment {
   mode: "local" | "deployed";
@@ -27,6 +39,10 @@ export interface TestEnvironment {
   imageBaseUrl?: string;
   runtimeLogFile?: string;
   modelSecretsDirectory?: string;
+  /** Control API of the platform fakes the runtime's look-up tools reach. */
+  platformControlUrl?: string;
+  /** The key file the runtime decrypts tool credentials with (seed tools with the same). */
+  toolCredentialsKeyFile?: string;
 }
 
 declare module "vitest" {
@@ -65,6 +81,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
       if (!image) return res.writeHead(404).end();
       res.writeHead(200, { "content-type": "application/octet-stream" }).end(image);
     });
+    const platforms = await startPlatformFakes();
+    stops.push(() => platforms.stop());
+    const platformControl = await startPlatformControl(platforms);
+    stops.push(
+      () =>
+        new Promise((resolveClose) => {
+          platformControl.closeAllConnections();
+          platformControl.close(() => resolveClose());
+        }),
+    );
+    const toolKeyFile = join(work, "tool-credentials.key");
     const caFile = join(work, "image-ca.pem");
     writeFileSync(caFile, images.ca);
     const secrets = join(work, "secrets");
@@ -89,6 +116,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",
+          TOOL_HTTP_ORIGIN_OVERRIDES: JSON.stringify(platforms.originOverrides),
+          TOOL_CREDENTIALS_KEY_FILE: toolKeyFile,
+          // A short turn budget so the timeout tests take seconds, not the production 20 s.
+          TURN_BUDGET_MS: "3000",
         },
       },
     );
@@ -117,6 +148,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       imageBaseUrl: `https://127.0.0.1:${images.port}`,
       runtimeLogFile: logFile,
       modelSecretsDirectory: secrets,
+      platformControlUrl: `http://127.0.0.1:${(platformControl.address() as AddressInfo).port}`,
+      toolCredentialsKeyFile: toolKeyFile,
     });
   } catch (error) {
     runtime?.kill("SIGKILL");
@@ -134,6 +167,44 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const stop of stops.reverse()) await stop();
     rmSync(work, { recursive: true, force: true });
   };
+}
+
+/** The platform fakes' request logs and fault scripts, for test files running in other workers. */
+async function startPlatformControl(platforms: PlatformFakes): Promise<Server> {
+  const names = new Set<string>(["woocommerce", "shopify", "lightspeed", "sendcloud", "picqer"]);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://control");
+      res.setHeader("content-type", "application/json");
+      const platform = url.searchParams.get("platform") ?? "";
+      if (req.method === "GET" && url.pathname === "/requests" && names.has(platform)) {
+        const log = platforms[platform as PlatformName].requests.map((request) => ({
+          method: request.method,
+          path: request.path,
+          query: [...request.query.entries()],
+        }));
+        res.end(JSON.stringify(log));
+        return;
+      }
+      if (req.method === "POST" && url.pathname === "/script") {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+          platform: string;
+          faults: Fault[];
+        };
+        if (names.has(body.platform)) {
+          platforms[body.platform as PlatformName].script(...body.faults);
+          res.end("{}");
+          return;
+        }
+      }
+      res.statusCode = 404;
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen));
+  return server;
 }
 
 async function waitFor(ready: () => boolean, timeoutMs: number, check: () => void): Promise<void> {

@@ -11,7 +11,10 @@ import { createApiKey, revokeApiKey } from "#functions/domain/api-keys";
 import { addKnowledgeEntry, type ChatbotSettings, createChatbot } from "#functions/domain/chatbots";
 import { type DomainContext, systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
+import { type AddToolInput, addTool, type ToolsContext, type ToolView } from "#functions/domain/tools";
 import { createDb } from "#functions/store/dynamodb";
+import { createLocalCredentialCipher } from "#functions/tools/credentials";
+import type { Fault, PlatformName } from "#test/fakes/platforms/index";
 import type { TestEnvironment } from "#test/support/global-setup";
 
 export const environment: TestEnvironment = inject("environment");
@@ -172,4 +175,59 @@ export function runtimeLog(): string {
   return readFileSync(environment.runtimeLogFile, "utf8");
 }
 
+export interface ValidationItemBody {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** The items of a 422's `detail` (empty when the body is something else). */
+export function validationItems(response: { body: unknown }): ValidationItemBody[] {
+  const detail = (response.body as { detail?: unknown } | null)?.detail;
+  return Array.isArray(detail) ? (detail as ValidationItemBody[]) : [];
+}
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+// ---------- look-up tools (local only) ----------
+
+/** A domain context that seals tool credentials with the runtime's key file. */
+export function toolsContext(): ToolsContext {
+  const keyFile = environment.toolCredentialsKeyFile;
+  if (!keyFile) throw new Error("tool credentials can be seeded only locally");
+  return { ...domain(), credentials: createLocalCredentialCipher({ keyFile }) };
+}
+
+/** Adds a look-up tool to the tenant's chatbot, as the operator CLI does. */
+export function seedTool(
+  tenant: Tenant,
+  tool: Omit<AddToolInput, "organizationId" | "chatbotId">,
+): Promise<ToolView> {
+  return addTool(toolsContext(), {
+    organizationId: tenant.organizationId,
+    chatbotId: tenant.chatbotId,
+    ...tool,
+  });
+}
+
+export interface PlatformRequest {
+  method: string;
+  path: string;
+  query: [string, string][];
+}
+
+/** The platform fakes the runtime's tools reach: what they were sent, and faults to answer with. */
+export const platforms = {
+  async requests(platform: PlatformName): Promise<PlatformRequest[]> {
+    const response = await fetch(`${environment.platformControlUrl}/requests?platform=${platform}`);
+    return (await response.json()) as PlatformRequest[];
+  },
+  async script(platform: PlatformName, ...faults: Fault[]): Promise<void> {
+    await fetch(`${environment.platformControlUrl}/script`, {
+      method: "POST",
+      body: JSON.stringify({ platform, faults }),
+    });
+  },
+};

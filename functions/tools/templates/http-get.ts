@@ -6,7 +6,7 @@
  * Only exposed scalar fields ever reach the model. The host is fixed by the administrator; visitor
  * values are only ever encoded into the path or the query.
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { FieldsSummary, LookupResult } from "#functions/tools/result";
 import { asObjects, type JsonObject, text } from "#functions/tools/summary";
 import { collectFirstSentence, type LookupTemplate } from "#functions/tools/template";

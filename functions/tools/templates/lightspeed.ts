@@ -4,7 +4,7 @@
  * from `GET {cluster}/{lang}/shipments.json?order={id}`. The product rules collect only the order
  * number here; `verifyEmail` adds the e-mail as a second factor for shops that want it.
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { LookupResult, OrderSummary, ShipmentSummary } from "#functions/tools/result";
 import {
   asObject,

@@ -5,7 +5,7 @@
  * User-Agent. Reference/orderid and e-mail are re-checked here. Tracking: `GET
  * /api/v1/picklists/{idpicklist}/shipments` for the order's first few picklists.
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { LookupResult, OrderSummary, ShipmentSummary } from "#functions/tools/result";
 import {
   asObjects,

@@ -1,5 +1,5 @@
 /** Request helpers shared by the platform templates: base URLs, endpoints, Basic auth. */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 
 /** An https base URL without credentials, query or fragment (credentials travel in headers only). */
 export const httpsBaseUrl = z.url({ protocol: /^https$/ }).check(

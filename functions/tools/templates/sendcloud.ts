@@ -3,7 +3,7 @@
  * with Basic `public_key:secret_key`. There is no postal-code filter, so a parcel is kept only if its
  * tracking number matches and its `postal_code` equals the visitor's, ignoring spaces and case.
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { LookupResult, OrderSummary } from "#functions/tools/result";
 import {
   asObject,

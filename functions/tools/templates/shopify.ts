@@ -5,7 +5,7 @@
  * other customers' orders), so the e-mail is compared here against `email`, `contact_email` or
  * `customer.email`, and the order `name` must equal "#{number}".
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { LookupResult, OrderSummary } from "#functions/tools/result";
 import {
   asObject,

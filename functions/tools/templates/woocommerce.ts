@@ -4,7 +4,7 @@
  * over many fields, so the order is kept only if its `number` equals the input AND its
  * `billing.email` matches. Tracking comes from the optional Shipment Tracking extension.
  */
-import { z } from "zod/mini";
+import * as z from "zod/mini";
 import type { LookupResult, OrderSummary } from "#functions/tools/result";
 import {
   asObject,

@@ -97,3 +97,19 @@ describe("snippet answers", () => {
     );
   });
 });
+
+describe("findAnswer in a small knowledge base", () => {
+  it("answers a paraphrase even with one or two entries, where idf is small", () => {
+    const one = buildKnowledgeIndex([
+      { id: "1", kind: "qa", question: "Do you ship to Norway?", answer: "Yes, in five days." },
+    ]);
+    const two = buildKnowledgeIndex([
+      { id: "1", kind: "qa", question: "Do you ship to Norway?", answer: "Yes, in five days." },
+      { id: "2", kind: "qa", question: "Can I pay by card?", answer: "Visa and Mastercard." },
+    ]);
+
+    expect(findAnswer(one, "shipping to norway?")?.text).toBe("Yes, in five days.");
+    expect(findAnswer(two, "paying with a card")?.text).toBe("Visa and Mastercard.");
+    expect(findAnswer(two, "do you sell bicycles?")).toBeUndefined();
+  });
+});

@@ -1,0 +1,349 @@
+/**
+ * `npm run bench`: figures, not assertions.
+ *
+ * 1. Per function: bundle size and module init time (a fresh Node process imports the bundle;
+ *    median of several runs), beside the floor: a bundle of only the AWS SDK clients that function
+ *    uses, built and timed the same way in the same run.
+ * 2. DynamoDB calls per request on a warm path, counted by a proxy in front of DynamoDB Local that
+ *    reads each call's operation (X-Amz-Target), split into the authorizer's and the handler's.
+ * 3. A message turn: the handler's own time with a zero-delay local model, and its DynamoDB calls.
+ */
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { build, type Metafile } from "esbuild";
+import { createApiKey } from "#functions/domain/api-keys";
+import { createChatbot } from "#functions/domain/chatbots";
+import { systemClock } from "#functions/domain/context";
+import { createOrganization } from "#functions/domain/organizations";
+import { createDb } from "#functions/store/dynamodb";
+import { esbuildOptions } from "#lib/bundling";
+import { startLocalRuntime } from "#lib/local/runtime";
+import { allFunctions } from "#lib/routes";
+import { converseText } from "#test/fakes/bedrock-server";
+import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
+
+const root = resolve(import.meta.dirname, "..");
+const INIT_RUNS = 11;
+const TURNS = 30;
+const work = mkdtempSync(join(tmpdir(), "chatbot-bench-"));
+
+// ---------- 1. size and init time ----------
+
+/** The AWS SDK client packages a bundle contains, and the client class each exports. */
+const sdkClients: Record<string, string> = {
+  "@aws-sdk/client-dynamodb": "DynamoDBClient",
+  "@aws-sdk/lib-dynamodb": "DynamoDBDocumentClient",
+  "@aws-sdk/client-bedrock-runtime": "BedrockRuntimeClient",
+  "@aws-sdk/client-secrets-manager": "SecretsManagerClient",
+  "@aws-sdk/client-kms": "KMSClient",
+};
+
+async function bundle(entry: string, outfile: string): Promise<Metafile> {
+  const result = await build({ ...esbuildOptions, entryPoints: [entry], outfile, metafile: true });
+  return result.metafile;
+}
+
+function clientsIn(metafile: Metafile): string[] {
+  const inputs = Object.keys(metafile.inputs);
+  return Object.keys(sdkClients).filter((name) =>
+    inputs.some((input) => input.includes(`node_modules/${name}/`)),
+  );
+}
+
+function initMs(file: string): number {
+  const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));`;
+  return Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }));
+}
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+/** Medians of fresh-process imports, the two files alternating so load on the machine hits both alike. */
+function medianInitMs(file: string, floor: string): [number, number] {
+  const ours: number[] = [];
+  const floors: number[] = [];
+  for (let run = 0; run < INIT_RUNS; run++) {
+    ours.push(initMs(file));
+    floors.push(initMs(floor));
+  }
+  return [median(ours), median(floors)];
+}
+
+interface SizeRow {
+  fn: string;
+  kb: number;
+  initMs: number;
+  clients: string[];
+  floorKb: number;
+  floorInitMs: number;
+}
+
+async function measureSizes(): Promise<SizeRow[]> {
+  const rows: SizeRow[] = [];
+  for (const definition of allFunctions) {
+    const out = join(work, `${definition.id}.mjs`);
+    const clients = clientsIn(await bundle(resolve(root, definition.entry), out));
+    // The floor: the same clients, imported and referenced the way the function uses them, nothing else.
+    const floorEntry = join(work, `${definition.id}-floor.mjs`);
+    writeFileSync(
+      floorEntry,
+      `${clients.map((name, i) => `import { ${sdkClients[name]} as c${i} } from ${JSON.stringify(name)};`).join("\n")}\nexport const clients = [${clients.map((_, i) => `c${i}`).join(", ")}];\n`,
+    );
+    const floorOut = join(work, `${definition.id}-floor.out.mjs`);
+    await build({
+      ...esbuildOptions,
+      entryPoints: [floorEntry],
+      outfile: floorOut,
+      nodePaths: [resolve(root, "node_modules")],
+    });
+    const [ours, floor] = medianInitMs(out, floorOut);
+    rows.push({
+      fn: definition.id,
+      kb: statSync(out).size / 1024,
+      initMs: ours,
+      clients,
+      floorKb: statSync(floorOut).size / 1024,
+      floorInitMs: floor,
+    });
+  }
+  return rows;
+}
+
+// ---------- 2. DynamoDB calls, counted ----------
+
+interface Call {
+  operation: string;
+  partitionKey: string;
+}
+
+/** Forwards to DynamoDB Local and records each call's operation and first partition key. */
+async function countingProxy(
+  target: string,
+): Promise<{ url: string; calls: Call[]; close(): Promise<void> }> {
+  const calls: Call[] = [];
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
+      const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
+      calls.push({ operation, partitionKey });
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (response) => {
+          res.writeHead(response.statusCode ?? 500, response.headers);
+          response.pipe(res);
+        },
+      );
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+const summarise = (calls: Call[]) => {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.operation, (counts.get(call.operation) ?? 0) + 1);
+  return [...counts].map(([operation, count]) => `${count}×${operation}`).join(" + ") || "none";
+};
+
+async function measureCalls(): Promise<{ rows: [string, string, string, number][]; turn: TurnFigures }> {
+  const bedrock = await startKeyedBedrock();
+  const runtime = await startLocalRuntime({
+    port: 0,
+    environment: { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url, LOG_LEVEL: "warn" },
+  });
+  // The functions create their DynamoDB client on first use, from this variable: route them
+  // through the counting proxy (seeding below uses its own client, straight to DynamoDB Local).
+  const proxy = await countingProxy(runtime.dynamoDbEndpoint);
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.url;
+  try {
+    const ctx = { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock };
+    const organization = await createOrganization(ctx, { name: "Bench", rateLimit: 100_000 });
+    const { apiKey } = await createApiKey(ctx, {
+      organizationId: organization.organizationId,
+      name: "bench",
+    });
+    const chatbot = await createChatbot(ctx, {
+      organizationId: organization.organizationId,
+      name: "Bench bot",
+    });
+    const modelId = `bench.model-${randomUUID()}`;
+    const modelBot = await createChatbot(ctx, {
+      organizationId: organization.organizationId,
+      name: "Bench model bot",
+      engine: { kind: "bedrock", modelId },
+    });
+    const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+    const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+      const response = await fetch(`${runtime.baseUrl}${path}`, {
+        method,
+        headers: { ...headers, ...extra },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const started = await send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId });
+    const conversationId = String(started.body.conversation_id);
+    await send("POST", "/api/message", { conversation_id: conversationId, message: "warm up" });
+
+    const scenarios: [string, () => Promise<{ status: number }>][] = [
+      ["POST /api/conversation", () => send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId })],
+      [
+        "POST /api/conversation + Idempotency-Key",
+        () =>
+          send(
+            "POST",
+            "/api/conversation",
+            { chatbot_id: chatbot.chatbotId },
+            { "idempotency-key": randomUUID() },
+          ),
+      ],
+      [
+        "POST /api/message (scripted)",
+        () => send("POST", "/api/message", { conversation_id: conversationId, message: "hello" }),
+      ],
+      [
+        "POST /api/message + Idempotency-Key",
+        () =>
+          send(
+            "POST",
+            "/api/message",
+            { conversation_id: conversationId, message: "hi" },
+            { "idempotency-key": randomUUID() },
+          ),
+      ],
+      [
+        "GET /api/conversation/{id}/messages",
+        () => send("GET", `/api/conversation/${conversationId}/messages?limit=20`),
+      ],
+      ["GET /api/me", () => send("GET", "/api/me")],
+      ["GET /ping", () => send("GET", "/ping")],
+      ["401 (unknown key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
+    ];
+    const rows: [string, string, string, number][] = [];
+    for (const [name, run] of scenarios) {
+      await run(); // warm
+      proxy.calls.length = 0;
+      const { status } = await run();
+      const authorizer = proxy.calls.filter((call) => call.partitionKey === "APIKEY");
+      const handler = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
+      rows.push([name, summarise(authorizer), summarise(handler), status]);
+    }
+
+    // 3. A turn with a zero-delay model: the handler's own time, from its "request completed" log line.
+    const modelConversation = await send("POST", "/api/conversation", { chatbot_id: modelBot.chatbotId });
+    const modelConversationId = String(modelConversation.body.conversation_id);
+    const control = bedrockControl(bedrock.controlUrl);
+    await control.script(modelId, ...Array.from({ length: TURNS + 1 }, () => converseText("ok")));
+    const times = await turnTimes(async () => {
+      await send("POST", "/api/message", { conversation_id: modelConversationId, message: "hello model" });
+    });
+    proxy.calls.length = 0;
+    await send("POST", "/api/message", { conversation_id: modelConversationId, message: "count" });
+    const turnCalls = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
+    return { rows, turn: { ...times, calls: summarise(turnCalls), callCount: turnCalls.length } };
+  } finally {
+    await runtime.stop();
+    await proxy.close();
+    await bedrock.close();
+  }
+}
+
+interface TurnFigures {
+  medianMs: number;
+  p90Ms: number;
+  calls: string;
+  callCount: number;
+}
+
+/** Reads the handler's own duration from the JSON log lines the functions write to stdout. */
+async function turnTimes(turn: () => Promise<void>): Promise<{ medianMs: number; p90Ms: number }> {
+  const durations: number[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = chunk.toString();
+    for (const line of text.split("\n")) {
+      if (line.includes('"route":"sendMessage"') && line.includes('"request completed"')) {
+        durations.push(Number(/"durationMs":(\d+)/.exec(line)?.[1]));
+      }
+    }
+    return text.includes('"level"') ? true : write(chunk, ...(rest as []));
+  }) as typeof process.stdout.write;
+  const previous = process.env.LOG_LEVEL;
+  process.env.LOG_LEVEL = "info";
+  try {
+    for (let i = 0; i < TURNS; i++) await turn();
+  } finally {
+    process.stdout.write = write;
+    process.env.LOG_LEVEL = previous;
+  }
+  durations.sort((a, b) => a - b);
+  return {
+    medianMs: durations[Math.floor(durations.length / 2)] ?? Number.NaN,
+    p90Ms: durations[Math.floor(durations.length * 0.9)] ?? Number.NaN,
+  };
+}
+
+// ---------- report ----------
+
+const pad = (text: string, width: number) => text.padEnd(width);
+const num = (value: number, digits = 0) => value.toFixed(digits);
+
+mkdirSync(work, { recursive: true });
+try {
+  console.log(
+    `Bundles (esbuild, minified, AWS SDK bundled; init = median of ${INIT_RUNS} fresh imports, Node ${process.version})\n`,
+  );
+  console.log(
+    `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor)`,
+  );
+  for (const row of await measureSizes()) {
+    const sizeOver = row.floorKb > 1 ? ((row.kb - row.floorKb) / row.floorKb) * 100 : Number.NaN;
+    const initOver =
+      row.clients.length > 0 ? ((row.initMs - row.floorInitMs) / row.floorInitMs) * 100 : Number.NaN;
+    const verdict = Number.isNaN(sizeOver)
+      ? ""
+      : sizeOver <= 15 && initOver <= 15
+        ? "  ✓ within 15%"
+        : "  ✗ over 15%";
+    console.log(
+      `${pad(row.fn, 20)}${pad(num(row.kb), 8)}${pad(num(row.initMs, 1), 9)}${pad(num(row.floorKb), 10)}${pad(num(row.floorInitMs, 1), 10)}${pad(Number.isNaN(sizeOver) ? "n/a" : num(sizeOver, 1), 9)}${pad(Number.isNaN(initOver) ? "n/a" : num(initOver, 1), 9)}${row.clients.join(", ") || "(none: no SDK)"}${verdict}`,
+    );
+  }
+
+  const { rows, turn } = await measureCalls();
+  console.log(
+    "\nFunctions without an AWS SDK client have no floor to compare with; most of their init is node:http, which\n@middy/util imports (every SDK client loads it too).",
+  );
+  console.log("\nDynamoDB calls per request, warm path (counted at DynamoDB Local)\n");
+  console.log(`${pad("request", 42)}${pad("status", 8)}${pad("authorizer", 16)}handler`);
+  for (const [name, authorizer, handler, status] of rows) {
+    console.log(`${pad(name, 42)}${pad(String(status), 8)}${pad(authorizer, 16)}${handler}`);
+  }
+  console.log(`\nMessage turn, Bedrock engine against a zero-delay local Converse server (${TURNS} turns)`);
+  console.log(`  handler's own time: median ${turn.medianMs} ms, p90 ${turn.p90Ms} ms`);
+  console.log(
+    `  DynamoDB calls per turn (handler): ${turn.callCount} (${turn.calls}), plus 1 in the authorizer`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,452 @@
+/**
+ * A chatbot's look-up tools (operator side): add one from a template with its credentials, list,
+ * show, update, remove, and test it against the real platform with sample values.
+ *
+ * Credentials are given once: validated against the template, sealed with the tool-credentials key
+ * (KMS on AWS, a key file locally; tools/credentials.ts) bound to the organization and tool, and
+ * stored on the tool item. Nothing here ever returns them: views carry masked hints (`••••7c6b`).
+ * Only `testTool` (and the message Lambda) decrypt them, to call the platform.
+ */
+import { randomUUID } from "node:crypto";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { ToolOutcome } from "#functions/agent/engine";
+import { getChatbot } from "#functions/domain/chatbots";
+import type { DomainContext } from "#functions/domain/context";
+import { isoTime } from "#functions/domain/context";
+import { AppError } from "#functions/errors";
+import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
+import type { CredentialCipher } from "#functions/tools/credentials";
+import type { HttpGet } from "#functions/tools/http-get";
+import { type ConfiguredTool, configureTool, lookupTemplates } from "#functions/tools/registry";
+import { lookupReplyText } from "#functions/tools/reply-text";
+import { type LookupResult, toToolOutcome } from "#functions/tools/result";
+import { type TemplateKind, templateKinds } from "#functions/tools/template";
+
+/** What operator commands need besides the table: the cipher for credentials (absent: none configured). */
+export interface ToolsContext extends DomainContext {
+  credentials?: CredentialCipher;
+}
+
+export const toolLimits = {
+  perChatbot: 10,
+  description: 1_000,
+  requestsPerMinute: { min: 1, max: 600 },
+} as const;
+
+/** Default request caps, below each platform's own limit (platform-apis.md) with room for the shop's other apps. */
+export const defaultRequestsPerMinute: Record<TemplateKind, number> = {
+  woocommerce: 60,
+  shopify: 60,
+  lightspeed: 30,
+  sendcloud: 120,
+  picqer: 120,
+  http_get: 30,
+};
+
+/** A tool as operators see it: never its credentials, only masked hints. */
+export interface ToolView {
+  toolId: string;
+  chatbotId: string;
+  name: string;
+  kind: string;
+  platform: string;
+  description: string;
+  /** What the visitor must give before a look-up. */
+  variables: { name: string; label: string }[];
+  config: Record<string, unknown>;
+  requestsPerMinute: number;
+  credentials: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AddToolInput {
+  organizationId: string;
+  chatbotId: string;
+  kind: string;
+  /** Model-facing name; default `lookup_{kind}`. */
+  name?: string;
+  config: Record<string, unknown>;
+  credentials: Record<string, string>;
+  description?: string;
+  requestsPerMinute?: number;
+}
+
+export interface UpdateToolInput {
+  organizationId: string;
+  chatbotId: string;
+  toolId: string;
+  name?: string;
+  /** Merged into the current settings. */
+  config?: Record<string, unknown>;
+  /** Replaces all credentials. */
+  credentials?: Record<string, string>;
+  /** An empty text goes back to the template's description. */
+  description?: string;
+  requestsPerMinute?: number;
+}
+
+// ---------- operator CRUD ----------
+
+export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<ToolView> {
+  const kind = checkedKind(input.kind);
+  await getChatbot(ctx, input.organizationId, input.chatbotId);
+  const existing = await queryTools(ctx, input.organizationId, input.chatbotId);
+  if (existing.length >= toolLimits.perChatbot) {
+    throw invalid(`A chatbot holds at most ${toolLimits.perChatbot} tools`);
+  }
+  const name = input.name ?? `lookup_${kind}`;
+  if (existing.some((tool) => tool.name === name)) {
+    throw invalid(`The chatbot already has a tool named ${name}; choose another --name`);
+  }
+  const now = isoTime(ctx.clock());
+  const toolId = randomUUID();
+  const base: ToolRecord = {
+    toolId,
+    organizationId: input.organizationId,
+    chatbotId: input.chatbotId,
+    name,
+    kind,
+    config: input.config,
+    ...(input.description?.trim() ? { description: input.description.trim() } : {}),
+    requestsPerMinute: input.requestsPerMinute ?? defaultRequestsPerMinute[kind],
+    createdAt: now,
+    updatedAt: now,
+  };
+  const record = await withCredentials(ctx, checkedRecord(base), input.credentials);
+  try {
+    await ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.tool(record),
+        ConditionExpression: "attribute_not_exists(PK)",
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
+    throw error;
+  }
+  return viewOf(record);
+}
+
+export async function listTools(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<ToolView[]> {
+  const found = await queryTools(ctx, organizationId, chatbotId);
+  if (found.length === 0) await getChatbot(ctx, organizationId, chatbotId);
+  return found.map(viewOf);
+}
+
+export async function getTool(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; toolId: string },
+): Promise<ToolView> {
+  return viewOf(await readTool(ctx, input));
+}
+
+export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Promise<ToolView> {
+  const current = await readTool(ctx, input);
+  if (input.name !== undefined && input.name !== current.name) {
+    const siblings = await queryTools(ctx, input.organizationId, input.chatbotId);
+    if (siblings.some((tool) => tool.name === input.name)) {
+      throw invalid(`The chatbot already has a tool named ${input.name}`);
+    }
+  }
+  const { description: _description, ...rest } = current;
+  const description = input.description === undefined ? current.description : input.description.trim();
+  let next: ToolRecord = checkedRecord({
+    ...rest,
+    ...(description ? { description } : {}),
+    name: input.name ?? current.name,
+    config: input.config ? { ...current.config, ...input.config } : current.config,
+    requestsPerMinute: input.requestsPerMinute ?? current.requestsPerMinute,
+    updatedAt: laterThan(current.updatedAt, isoTime(ctx.clock())),
+  });
+  if (input.credentials) next = await withCredentials(ctx, next, input.credentials);
+  try {
+    await ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.tool(next),
+        // Optimistic: fail rather than overwrite a change made since our read.
+        ConditionExpression: "updatedAt = :seen",
+        ExpressionAttributeValues: { ":seen": current.updatedAt },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
+    throw error;
+  }
+  return viewOf(next);
+}
+
+export async function removeTool(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; toolId: string },
+): Promise<void> {
+  try {
+    await ctx.db.client.send(
+      new DeleteCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
+        ConditionExpression: "attribute_exists(PK)",
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new AppError("tool_not_found");
+    throw error;
+  }
+}
+
+// ---------- testing a tool against its platform ----------
+
+export interface TestToolInput {
+  organizationId: string;
+  chatbotId: string;
+  toolId: string;
+  /** Sample values, by variable name (e.g. a real order number and its e-mail). */
+  values: Record<string, string>;
+}
+
+export interface ToolTestReport {
+  tool: { toolId: string; name: string; platform: string };
+  values: Record<string, string>;
+  result: LookupResult["kind"];
+  /** What the result means for the operator. */
+  verdict: string;
+  /** GET requests sent to the platform. */
+  requests: number;
+  durationMs: number;
+  /** Exactly what a model would be given as the tool's result. */
+  modelSees: ToolOutcome;
+  /** What the scripted engine would answer. */
+  scriptedReply: string;
+}
+
+const TEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs the tool once against the real platform (SPEC.md best practice 2: test that the external API
+ * answers with the expected data). Collect-before-call does not apply: the operator gives the values.
+ */
+export async function testTool(
+  ctx: ToolsContext,
+  input: TestToolInput,
+  dependencies: { http: HttpGet },
+): Promise<ToolTestReport> {
+  const record = await readTool(ctx, input);
+  const tool = configured(record);
+  const absent = tool.variables.filter((v) => !input.values[v.name]?.trim()).map((v) => v.name);
+  if (absent.length > 0) throw invalid(`Give a sample value for: ${absent.join(", ")}`);
+  const secrets = await decrypted(ctx, record);
+  let requests = 0;
+  const http: HttpGet = (request) => {
+    requests += 1;
+    return dependencies.http(request);
+  };
+  const started = ctx.clock();
+  const result = await tool.lookup({
+    secrets,
+    variables: input.values,
+    signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
+    deadline: started + TEST_TIMEOUT_MS,
+    http,
+  });
+  return {
+    tool: { toolId: record.toolId, name: record.name, platform: tool.displayName },
+    values: input.values,
+    result: result.kind,
+    verdict: verdictOf(result),
+    requests,
+    durationMs: ctx.clock() - started,
+    modelSees: toToolOutcome(result),
+    scriptedReply: lookupReplyText(result, tool),
+  };
+}
+
+function verdictOf(result: LookupResult): string {
+  switch (result.kind) {
+    case "found":
+      return "The platform answered and a record matches every sample value.";
+    case "not_found":
+      return "The platform answered, but no record matches all sample values (wrong number, or the e-mail/postal code is not the record's).";
+    case "needs_input":
+      return `Sample values are not valid: ${[...result.invalid, ...result.missing].map((v) => v.name).join(", ")}.`;
+    case "auth_failed":
+      return "The platform refused the credentials (401/403): check them and the key's read permission.";
+    case "rate_limited":
+      return `The platform is rate limiting${result.retryAfterSeconds === undefined ? "" : ` (retry after ${Math.ceil(result.retryAfterSeconds)} s)`}.`;
+    case "timeout":
+      return "The platform did not answer in time.";
+    case "unavailable":
+      return `The look-up could not be made (${result.reason}).`;
+  }
+}
+
+// ---------- helpers ----------
+
+async function queryTools(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<ToolRecord[]> {
+  const found: ToolRecord[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+        ExpressionAttributeValues: {
+          ":pk": prefixes.chatbotPartition(organizationId, chatbotId),
+          ":prefix": prefixes.tools,
+        },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    for (const item of page.Items ?? []) found.push(records.tool(item));
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.toolId.localeCompare(b.toolId));
+}
+
+async function readTool(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; toolId: string },
+): Promise<ToolRecord> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({
+      TableName: ctx.db.tableName,
+      Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
+    }),
+  );
+  if (!Item) throw new AppError("tool_not_found");
+  return records.tool(Item);
+}
+
+function checkedKind(kind: string): TemplateKind {
+  const known = templateKinds.find((candidate) => candidate === kind);
+  if (!known) throw invalid(`Unknown tool kind ${kind}; one of ${templateKinds.join(", ")}`);
+  return known;
+}
+
+function configured(record: ToolRecord): ConfiguredTool {
+  const result = configureTool({
+    id: record.toolId,
+    name: record.name,
+    kind: checkedKind(record.kind),
+    config: record.config,
+    ...(record.description ? { description: record.description } : {}),
+  });
+  if (!result.ok) throw invalid(result.issues.join("; "));
+  return result.tool;
+}
+
+/** Validates the stored settings (the template's config schema, name, limits). */
+function checkedRecord(record: ToolRecord): ToolRecord {
+  configured(record);
+  const { min, max } = toolLimits.requestsPerMinute;
+  if (
+    !Number.isInteger(record.requestsPerMinute) ||
+    record.requestsPerMinute < min ||
+    record.requestsPerMinute > max
+  ) {
+    throw invalid(`requestsPerMinute must be a whole number from ${min} to ${max}`);
+  }
+  if ((record.description?.length ?? 0) > toolLimits.description) {
+    throw invalid(`description must be at most ${toolLimits.description} characters`);
+  }
+  return record;
+}
+
+/** Validates credentials against the template (naming fields, never values), seals them, masks them. */
+async function withCredentials(
+  ctx: ToolsContext,
+  record: ToolRecord,
+  credentials: Record<string, string>,
+): Promise<ToolRecord> {
+  const template = lookupTemplates[checkedKind(record.kind)];
+  const parsed = template.secretSchema.safeParse(credentials);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "credentials"))];
+    throw invalid(`Credentials for ${template.displayName} are incomplete or invalid: ${fields.join(", ")}`);
+  }
+  const accepted = parsed.data as Record<string, string | undefined>;
+  const unknown = Object.keys(credentials).filter((field) => !(field in accepted));
+  if (unknown.length > 0)
+    throw invalid(`Unknown credential field(s) for ${template.displayName}: ${unknown.join(", ")}`);
+  const { credentials: _old, credentialHints: _hints, ...rest } = record;
+  const fields = Object.entries(accepted).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined,
+  );
+  if (fields.length === 0) {
+    if (record.kind === "http_get" && record.config.auth)
+      throw invalid("This tool's auth header needs a headerValue credential");
+    return rest;
+  }
+  if (!ctx.credentials) {
+    throw invalid(
+      "No tool-credentials key is configured: set TOOL_CREDENTIALS_KEY_ID to the stack's ToolCredentialsKeyArn (or use the local runtime)",
+    );
+  }
+  const envelope = await ctx.credentials.encrypt(JSON.stringify(Object.fromEntries(fields)), {
+    organizationId: record.organizationId,
+    toolId: record.toolId,
+  });
+  return {
+    ...rest,
+    credentials: envelope,
+    credentialHints: Object.fromEntries(fields.map(([field, value]) => [field, maskSecret(value)])),
+  };
+}
+
+async function decrypted(ctx: ToolsContext, record: ToolRecord): Promise<unknown> {
+  if (!record.credentials) return {};
+  if (!ctx.credentials)
+    throw invalid("No tool-credentials key is configured to decrypt this tool's credentials");
+  const json = await ctx.credentials.decrypt(record.credentials, {
+    organizationId: record.organizationId,
+    toolId: record.toolId,
+  });
+  return JSON.parse(json) as unknown;
+}
+
+/** `••••7c6b` for long secrets (enough to tell keys apart), `••••` for short ones. */
+export function maskSecret(value: string): string {
+  return value.length >= 16 ? `••••${value.slice(-4)}` : "••••";
+}
+
+function viewOf(record: ToolRecord): ToolView {
+  let tool: ConfiguredTool | undefined;
+  try {
+    tool = configured(record);
+  } catch {
+    tool = undefined;
+  }
+  return {
+    toolId: record.toolId,
+    chatbotId: record.chatbotId,
+    name: record.name,
+    kind: record.kind,
+    platform: tool?.displayName ?? record.kind,
+    description: tool?.description ?? record.description ?? "",
+    variables: (tool?.variables ?? []).map(({ name, label }) => ({ name, label })),
+    config: record.config,
+    requestsPerMinute: record.requestsPerMinute,
+    credentials: { ...record.credentialHints },
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** A new `updatedAt` that differs from the old one even within the same millisecond (it versions the cache). */
+function laterThan(previous: string, now: string): string {
+  return now > previous ? now : isoTime(Date.parse(previous) + 1);
+}
+
+function invalid(detail: string): AppError {
+  return new AppError("invalid_argument", { detail });
+}

@@ -1,0 +1,66 @@
+import type {
+	IAuthenticateGeneric,
+	Icon,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+/**
+ * One credential pins both the server (base URL) and the API key, sent as
+ * `Authorization: Bearer <key>` on every request.
+ */
+export class ChatbotConversationApi implements ICredentialType {
+	name = 'chatbotConversationApi';
+
+	displayName = 'Chatbot Conversation API';
+
+	icon: Icon = {
+		light: 'file:../icons/chatbot.svg',
+		dark: 'file:../icons/chatbot.dark.svg',
+	};
+
+	documentationUrl =
+		'https://github.com/chatbot-conversation-api/n8n-nodes-chatbot-conversation?tab=readme-ov-file#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://api-v1.example.com',
+			description:
+				'Address of the Chatbot Conversation API, without a trailing /api (for example https://api-v1.example.com)',
+		},
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description:
+				'API key of your organization, from the API section of the dashboard settings. Sent as a Bearer token.',
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				Authorization: '=Bearer {{$credentials.apiKey}}',
+			},
+		},
+	};
+
+	// GET /api/me needs a valid key (GET /ping does not), so a wrong key fails the test.
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl}}',
+			url: '/api/me',
+			method: 'GET',
+		},
+	};
+}

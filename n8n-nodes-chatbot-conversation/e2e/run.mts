@@ -1,0 +1,603 @@
+/**
+ * End-to-end run of the node in REAL n8n, headless (`npm run test:n8n` from the repository root).
+ *
+ *  1. installs the pinned n8n of e2e/package.json + package-lock.json with `npm ci` into
+ *     e2e/.work/harness (only when the lockfile changed since the last install);
+ *  2. starts the local runtime of the API (`npm start -- --ephemeral --port 0 --demo-file …`),
+ *     unless CHATBOT_API_BASE_URL, CHATBOT_API_KEY and CHATBOT_ID name a running API;
+ *  3. installs the built package (package.json + dist/) into a fresh n8n user folder the way
+ *     n8n installs a community package (~/.n8n/nodes/node_modules/n8n-nodes-chatbot-conversation);
+ *  4. imports two credentials (the demo key and a wrong key) and e2e/workflow.json, runs the
+ *     workflow with `n8n execute`, and checks every node's output;
+ *  5. starts `n8n start` and runs the credential test of the real n8n UI for both credentials.
+ * Any failed check exits with code 1.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+
+const e2eDir = import.meta.dirname;
+const packageDir = resolve(e2eDir, '..');
+const repoRoot = resolve(packageDir, '..');
+const harnessDir = join(e2eDir, '.work', 'harness');
+const keepFiles = process.env.E2E_KEEP === '1';
+
+const CREDENTIAL_ID = 'chatbotE2eCred01';
+const WRONG_CREDENTIAL_ID = 'chatbotE2eBadKey';
+const WORKFLOW_ID = 'chatbotE2eWorkflow01';
+const NODE_TYPE = 'n8n-nodes-chatbot-conversation.chatbotConversation';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+interface Api {
+	baseUrl: string;
+	apiKey: string;
+	chatbotId: string;
+}
+
+interface RunResult {
+	code: number | null;
+	stdout: string;
+	stderr: string;
+}
+
+const started = Date.now();
+const failures: string[] = [];
+let passed = 0;
+const children = new Set<ChildProcess>();
+
+function log(message: string): void {
+	const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
+	console.log(`[n8n e2e ${seconds}s] ${message}`);
+}
+
+function check(condition: boolean, what: string, detail?: unknown): void {
+	if (condition) {
+		passed++;
+		log(`ok   ${what}`);
+		return;
+	}
+	const shown =
+		detail === undefined ? '' : `\n       got: ${JSON.stringify(detail)?.slice(0, 800)}`;
+	log(`FAIL ${what}${shown}`);
+	failures.push(what);
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Environment for child processes: Node 24 (the one running this script) first on PATH. */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+	const path = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
+	return { ...process.env, PATH: path, ...extra };
+}
+
+function run(
+	command: string,
+	args: string[],
+	options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number; echo?: boolean },
+): Promise<RunResult> {
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn(command, args, {
+			cwd: options.cwd,
+			env: options.env ?? childEnv(),
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		children.add(child);
+		let stdout = '';
+		let stderr = '';
+		child.stdout.on('data', (chunk: Buffer) => {
+			stdout += chunk.toString();
+			if (options.echo) process.stdout.write(chunk);
+		});
+		child.stderr.on('data', (chunk: Buffer) => {
+			stderr += chunk.toString();
+			if (options.echo) process.stderr.write(chunk);
+		});
+		const timer = setTimeout(() => {
+			child.kill('SIGKILL');
+			reject(new Error(`${command} ${args.join(' ')} took longer than ${options.timeoutMs} ms`));
+		}, options.timeoutMs);
+		child.on('error', reject);
+		child.on('close', (code) => {
+			clearTimeout(timer);
+			children.delete(child);
+			resolvePromise({ code, stdout, stderr });
+		});
+	});
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((done) => setTimeout(done, ms));
+}
+
+function freePort(): Promise<number> {
+	return new Promise((resolvePromise, reject) => {
+		const server = createServer();
+		server.once('error', reject);
+		server.listen(0, '127.0.0.1', () => {
+			const address = server.address();
+			const port = typeof address === 'object' && address ? address.port : 0;
+			server.close(() => resolvePromise(port));
+		});
+	});
+}
+
+/* 1. the pinned n8n ------------------------------------------------------------------------ */
+
+async function ensureHarness(): Promise<string> {
+	const manifest = readFileSync(join(e2eDir, 'package.json'), 'utf8');
+	const lock = readFileSync(join(e2eDir, 'package-lock.json'), 'utf8');
+	const pinned = (JSON.parse(manifest) as { dependencies: Record<string, string> }).dependencies
+		.n8n;
+	const digest = createHash('sha256').update(manifest).update(lock).digest('hex');
+	const marker = join(harnessDir, '.installed');
+	const n8nBin = join(harnessDir, 'node_modules', 'n8n', 'bin', 'n8n');
+
+	if (existsSync(n8nBin) && existsSync(marker) && readFileSync(marker, 'utf8') === digest) {
+		log(`n8n ${pinned} already installed in ${harnessDir}`);
+	} else {
+		log(`installing n8n ${pinned} with npm ci into ${harnessDir} (a few minutes on a cold cache)`);
+		rmSync(harnessDir, { recursive: true, force: true });
+		mkdirSync(harnessDir, { recursive: true });
+		writeFileSync(join(harnessDir, 'package.json'), manifest);
+		writeFileSync(join(harnessDir, 'package-lock.json'), lock);
+		const install = await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+			cwd: harnessDir,
+			timeoutMs: 20 * 60_000,
+			echo: true,
+		});
+		if (install.code !== 0)
+			throw new Error(`npm ci of the n8n harness failed (exit ${install.code})`);
+		writeFileSync(marker, digest);
+		log('n8n installed');
+	}
+
+	const installed = (
+		JSON.parse(readFileSync(join(harnessDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as {
+			version: string;
+		}
+	).version;
+	if (installed !== pinned) throw new Error(`harness has n8n ${installed}, expected ${pinned}`);
+	return n8nBin;
+}
+
+/* 2. the API --------------------------------------------------------------------------------- */
+
+async function startApi(workDir: string): Promise<{ api: Api; stop: () => Promise<void> }> {
+	const { CHATBOT_API_BASE_URL, CHATBOT_API_KEY, CHATBOT_ID } = process.env;
+	if (CHATBOT_API_BASE_URL && CHATBOT_API_KEY && CHATBOT_ID) {
+		log(`using the API at ${CHATBOT_API_BASE_URL} (CHATBOT_API_BASE_URL)`);
+		const api = { baseUrl: CHATBOT_API_BASE_URL, apiKey: CHATBOT_API_KEY, chatbotId: CHATBOT_ID };
+		return { api, stop: async () => {} };
+	}
+
+	const demoFile = join(workDir, 'demo.json');
+	log('starting the local runtime: npm start -- --ephemeral --port 0 --demo-file …');
+	const child = spawn(
+		'npm',
+		['start', '--', '--ephemeral', '--port', '0', '--demo-file', demoFile],
+		{
+			cwd: repoRoot,
+			env: childEnv(),
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: true, // own process group, so stopping it stops DynamoDB Local too
+		},
+	);
+	children.add(child);
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	let exited = false;
+	child.on('exit', () => {
+		exited = true;
+		children.delete(child);
+	});
+
+	const stop = async (): Promise<void> => {
+		if (exited || child.pid === undefined) return;
+		process.kill(-child.pid, 'SIGTERM');
+		for (let i = 0; i < 100 && !exited; i++) await sleep(100);
+		if (!exited) process.kill(-child.pid, 'SIGKILL');
+	};
+
+	const deadline = Date.now() + 180_000;
+	while (Date.now() < deadline) {
+		if (exited) throw new Error(`the local runtime exited before it was ready:\n${output}`);
+		if (existsSync(demoFile)) {
+			try {
+				const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Partial<Api>;
+				if (demo.baseUrl && demo.apiKey && demo.chatbotId) {
+					log(`local runtime ready at ${demo.baseUrl}`);
+					return {
+						api: { baseUrl: demo.baseUrl, apiKey: demo.apiKey, chatbotId: demo.chatbotId },
+						stop,
+					};
+				}
+			} catch {
+				// still being written
+			}
+		}
+		await sleep(250);
+	}
+	await stop();
+	throw new Error(`the local runtime did not write ${demoFile} within 180 s:\n${output}`);
+}
+
+/* 3–4. n8n execute ----------------------------------------------------------------------------- */
+
+function n8nEnv(userFolder: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+	return childEnv({
+		N8N_USER_FOLDER: userFolder,
+		N8N_ENCRYPTION_KEY: 'n8n-e2e-only-encryption-key',
+		N8N_LOG_LEVEL: 'info', // `execute --rawOutput` prints the run through the logger
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		N8N_DYNAMIC_BANNERS_ENABLED: 'false',
+		N8N_HIRING_BANNER_ENABLED: 'false',
+		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+		N8N_RUNNERS_BROKER_PORT: extra.N8N_RUNNERS_BROKER_PORT ?? '5679',
+		...extra,
+	});
+}
+
+/** Installs the package as n8n installs a community package: package.json + dist only. */
+function installPackage(userFolder: string): void {
+	const target = join(
+		userFolder,
+		'.n8n',
+		'nodes',
+		'node_modules',
+		'n8n-nodes-chatbot-conversation',
+	);
+	const dist = join(packageDir, 'dist');
+	if (!existsSync(join(dist, 'nodes', 'ChatbotConversation', 'ChatbotConversation.node.js'))) {
+		throw new Error(
+			'dist/ is missing: run `npm run build` in n8n-nodes-chatbot-conversation first',
+		);
+	}
+	mkdirSync(target, { recursive: true });
+	cpSync(join(packageDir, 'package.json'), join(target, 'package.json'));
+	cpSync(dist, join(target, 'dist'), { recursive: true });
+	const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+		version: string;
+	};
+	writeFileSync(
+		join(userFolder, '.n8n', 'nodes', 'package.json'),
+		JSON.stringify({
+			name: 'installed-nodes',
+			private: true,
+			dependencies: { 'n8n-nodes-chatbot-conversation': manifest.version },
+		}),
+	);
+}
+
+/** The JSON document `n8n execute --rawOutput` prints after its log lines. */
+function parseRunOutput(stdout: string): JsonObject {
+	const lines = stdout.split('\n');
+	for (let start = 0; start < lines.length; start++) {
+		if (!lines[start]?.startsWith('{')) continue;
+		for (let end = lines.length; end > start; end--) {
+			try {
+				const parsed = JSON.parse(lines.slice(start, end).join('\n')) as Json;
+				if (isObject(parsed)) return parsed;
+			} catch {
+				// not this slice
+			}
+		}
+	}
+	throw new Error(`no JSON run data in the output of n8n execute:\n${stdout.slice(-4000)}`);
+}
+
+/** runData[node][0].data.main[0][*].json, or the node's error. */
+function nodeOutput(run: JsonObject, node: string): { items: JsonObject[]; error?: Json } {
+	const resultData = isObject(run.data) && isObject(run.data.resultData) ? run.data.resultData : {};
+	const runData = isObject(resultData.runData) ? resultData.runData : {};
+	const runs = runData[node];
+	const first = Array.isArray(runs) ? runs[0] : undefined;
+	if (!isObject(first)) return { items: [], error: `node "${node}" did not run` };
+	const main =
+		isObject(first.data) && Array.isArray(first.data.main) ? first.data.main[0] : undefined;
+	const items = (Array.isArray(main) ? main : []).filter(isObject);
+	return { items: items.map((item) => (isObject(item.json) ? item.json : {})), error: first.error };
+}
+
+function pairedItems(run: JsonObject, node: string): Json[] {
+	const resultData = isObject(run.data) && isObject(run.data.resultData) ? run.data.resultData : {};
+	const runData = isObject(resultData.runData) ? resultData.runData : {};
+	const runs = runData[node];
+	const first = Array.isArray(runs) ? runs[0] : undefined;
+	const main =
+		isObject(first) && isObject(first.data) && Array.isArray(first.data.main)
+			? first.data.main[0]
+			: [];
+	return (Array.isArray(main) ? main : []).filter(isObject).map((item) => item.pairedItem ?? null);
+}
+
+async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Promise<void> {
+	const env = n8nEnv(userFolder);
+	const credentials = [
+		{
+			id: CREDENTIAL_ID,
+			name: 'Chatbot E2E',
+			type: 'chatbotConversationApi',
+			data: { baseUrl: api.baseUrl, apiKey: api.apiKey },
+		},
+		{
+			id: WRONG_CREDENTIAL_ID,
+			name: 'Chatbot E2E (wrong key)',
+			type: 'chatbotConversationApi',
+			data: { baseUrl: api.baseUrl, apiKey: 'cbk_this_key_does_not_exist' },
+		},
+	];
+	const credentialsFile = join(userFolder, 'credentials.json');
+	writeFileSync(credentialsFile, JSON.stringify(credentials));
+	const workflowFile = join(userFolder, 'workflow.json');
+	writeFileSync(
+		workflowFile,
+		readFileSync(join(e2eDir, 'workflow.json'), 'utf8').replaceAll('__CHATBOT_ID__', api.chatbotId),
+	);
+
+	const node = process.execPath;
+	const cwd = harnessDir;
+	let step = await run(node, [n8nBin, 'import:credentials', `--input=${credentialsFile}`], {
+		cwd,
+		env,
+		timeoutMs: 120_000,
+	});
+	if (step.code !== 0)
+		throw new Error(`n8n import:credentials failed:\n${step.stdout}\n${step.stderr}`);
+	log('n8n import:credentials done');
+	step = await run(node, [n8nBin, 'import:workflow', `--input=${workflowFile}`], {
+		cwd,
+		env,
+		timeoutMs: 120_000,
+	});
+	if (step.code !== 0)
+		throw new Error(`n8n import:workflow failed:\n${step.stdout}\n${step.stderr}`);
+	log('n8n import:workflow done');
+
+	step = await run(node, [n8nBin, 'execute', `--id=${WORKFLOW_ID}`, '--rawOutput'], {
+		cwd,
+		env,
+		timeoutMs: 180_000,
+	});
+	log(`n8n execute exited with ${step.code}`);
+	if (step.code !== 0) {
+		throw new Error(
+			`n8n execute failed (exit ${step.code}):\n${step.stdout.slice(-6000)}\n${step.stderr.slice(-6000)}`,
+		);
+	}
+	const result = parseRunOutput(step.stdout);
+	if (keepFiles) writeFileSync(join(userFolder, 'run.json'), JSON.stringify(result, null, 2));
+
+	check(
+		result.status === 'success' || result.finished === true,
+		'the workflow run succeeded',
+		result.status,
+	);
+
+	const start = nodeOutput(result, 'Start Conversation');
+	const conversationId = start.items[0]?.conversation_id;
+	const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+	check(
+		start.items.length === 1 && typeof conversationId === 'string' && uuid.test(conversationId),
+		'Start Conversation outputs a conversation_id',
+		start,
+	);
+	check(
+		typeof start.items[0]?.contact_id === 'string',
+		'Start Conversation outputs a contact_id',
+		start.items[0],
+	);
+
+	const send = nodeOutput(result, 'Send Message');
+	check(send.items.length >= 1, 'Send Message outputs at least one reply message', send);
+	check(
+		send.items.every(
+			(item) =>
+				item.role === 'assistant' &&
+				typeof item.content === 'string' &&
+				item.content.trim() !== '' &&
+				item.conversation_id === conversationId,
+		),
+		'every reply is a non-empty assistant message of this conversation',
+		send.items,
+	);
+	check(
+		JSON.stringify(pairedItems(result, 'Send Message')).includes('"item":0'),
+		'Send Message sets pairedItem',
+		pairedItems(result, 'Send Message'),
+	);
+
+	const history = nodeOutput(result, 'Get Messages');
+	check(
+		history.items.some((item) => item.role === 'user' && item.content === 'Hello') &&
+			history.items.some((item) => item.role === 'assistant'),
+		"Get Messages returns the visitor's message and the chatbot's reply",
+		history.items,
+	);
+
+	const picture = nodeOutput(result, 'Send Picture');
+	const pictureReply = picture.items[0];
+	check(
+		picture.items.length === 1 &&
+			Array.isArray(pictureReply?.messages) &&
+			pictureReply.messages.length >= 1 &&
+			typeof pictureReply.reply === 'string' &&
+			pictureReply.reply.trim() !== '',
+		'Send Picture (binary image attachment, single-item output) gets a reply',
+		picture,
+	);
+
+	const afterPicture = nodeOutput(result, 'History After Picture');
+	const pictureMessage = afterPicture.items.find(
+		(item) => item.role === 'user' && item.content === 'What do you see in this picture?',
+	);
+	const stored = Array.isArray(pictureMessage?.attachments) ? pictureMessage.attachments : [];
+	check(
+		stored.length === 1 && isObject(stored[0]) && stored[0].type === 'image',
+		'the picture reached the API as an image attachment of the visitor message',
+		afterPicture.items,
+	);
+
+	const unknown = nodeOutput(result, 'Unknown Conversation');
+	check(
+		unknown.items[0]?.error === 'Conversation not found' && unknown.items[0]?.httpCode === '404',
+		'an unknown conversation gives the API detail as an error item (continue on fail)',
+		unknown,
+	);
+
+	const wrongKey = nodeOutput(result, 'Wrong Key');
+	check(
+		wrongKey.items[0]?.error === 'Invalid API key' && wrongKey.items[0]?.httpCode === '401',
+		'a wrong API key gives "Invalid API key" (401)',
+		wrongKey,
+	);
+}
+
+/* 5. the credential test of the n8n UI ------------------------------------------------------ */
+
+async function credentialTest(n8nBin: string, userFolder: string, api: Api): Promise<void> {
+	const port = await freePort();
+	const brokerPort = await freePort();
+	const env = n8nEnv(userFolder, {
+		N8N_PORT: String(port),
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_SECURE_COOKIE: 'false',
+		N8N_LOG_LEVEL: 'warn',
+	});
+	const server = spawn(process.execPath, [n8nBin, 'start'], {
+		cwd: harnessDir,
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	children.add(server);
+	let output = '';
+	server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	let exited = false;
+	server.on('exit', () => {
+		exited = true;
+		children.delete(server);
+	});
+
+	const base = `http://127.0.0.1:${port}`;
+	try {
+		const deadline = Date.now() + 120_000;
+		let ready = false;
+		while (!ready && Date.now() < deadline) {
+			if (exited) throw new Error(`n8n start exited:\n${output}`);
+			try {
+				ready = (await fetch(`${base}/rest/settings`)).ok;
+			} catch {
+				// not listening yet
+			}
+			if (!ready) await sleep(250);
+		}
+		if (!ready) throw new Error(`n8n start was not ready within 120 s:\n${output}`);
+		log(`n8n start is serving ${base}`);
+
+		const setup = await fetch(`${base}/rest/owner/setup`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({
+				email: 'e2e@example.com',
+				firstName: 'End',
+				lastName: 'ToEnd',
+				password: 'E2e-only-Password-1',
+			}),
+		});
+		const cookie = (setup.headers.getSetCookie?.() ?? [])
+			.map((value) => value.split(';')[0])
+			.join('; ');
+		if (!setup.ok || !cookie)
+			throw new Error(`owner setup failed: ${setup.status} ${await setup.text()}`);
+
+		const testCredential = async (apiKey: string): Promise<JsonObject> => {
+			const response = await fetch(`${base}/rest/credentials/test`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', cookie },
+				body: JSON.stringify({
+					credentials: {
+						name: 'Chatbot credential test',
+						type: 'chatbotConversationApi',
+						data: { baseUrl: api.baseUrl, apiKey },
+					},
+				}),
+			});
+			const body = (await response.json()) as Json;
+			return isObject(body) && isObject(body.data) ? body.data : { unexpected: body };
+		};
+
+		const good = await testCredential(api.apiKey);
+		check(good.status === 'OK', 'the credential test passes for the demo key (GET /api/me)', good);
+		const bad = await testCredential('cbk_this_key_does_not_exist');
+		check(bad.status === 'Error', 'the credential test fails for a wrong key', bad);
+
+		// n8n derives an AI-Agent tool from every node with usableAsTool
+		const typesFile = join(userFolder, '.cache', 'n8n', 'public', 'types', 'nodes.json');
+		const types = existsSync(typesFile)
+			? (JSON.parse(readFileSync(typesFile, 'utf8')) as Json)
+			: [];
+		const tool = (Array.isArray(types) ? types : [])
+			.filter(isObject)
+			.find((type) => type.name === `${NODE_TYPE}Tool`);
+		check(
+			Array.isArray(tool?.outputs) && tool.outputs.includes('ai_tool'),
+			'n8n offers the node as a tool for the AI Agent (Chatbot Conversation Tool, ai_tool output)',
+			tool?.outputs ?? `no ${NODE_TYPE}Tool in ${typesFile}`,
+		);
+	} finally {
+		if (!exited) {
+			server.kill('SIGTERM');
+			for (let i = 0; i < 100 && !exited; i++) await sleep(100);
+			if (!exited) server.kill('SIGKILL');
+		}
+	}
+}
+
+/* main ------------------------------------------------------------------------------------------ */
+
+async function main(): Promise<void> {
+	const n8nBin = await ensureHarness();
+	const workDir = mkdtempSync(join(tmpdir(), 'n8n-chatbot-e2e-'));
+	const userFolder = join(workDir, 'n8n');
+	mkdirSync(userFolder, { recursive: true });
+	const { api, stop } = await startApi(workDir);
+	try {
+		installPackage(userFolder);
+		await executeWorkflow(n8nBin, userFolder, api);
+		await credentialTest(n8nBin, userFolder, api);
+	} finally {
+		await stop();
+		if (keepFiles) log(`kept ${workDir} (E2E_KEEP=1)`);
+		else rmSync(workDir, { recursive: true, force: true });
+	}
+}
+
+try {
+	await main();
+} catch (error) {
+	failures.push(error instanceof Error ? error.message : String(error));
+	log(`ERROR ${error instanceof Error ? error.message : String(error)}`);
+}
+for (const child of children) child.kill('SIGKILL');
+console.log(`e2e: ${passed} passed, ${failures.length} failed`);
+process.exit(failures.length > 0 ? 1 : 0);

@@ -1,0 +1,196 @@
+import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { apiRequest, IMAGE_MEDIA_TYPES, isDataObject } from './GenericFunctions';
+
+/** The API's page size ceiling for GET /api/conversation/{id}/messages. */
+export const MAX_PAGE_SIZE = 100;
+
+type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
+
+interface AttachmentParameter {
+	source?: string;
+	url?: string;
+	binaryPropertyName?: string;
+}
+
+function stringParameter(value: unknown): string {
+	return typeof value === 'string'
+		? value.trim()
+		: value === undefined || value === null
+			? ''
+			: String(value);
+}
+
+function optionsParameter(context: IExecuteFunctions, itemIndex: number): IDataObject {
+	const options: unknown = context.getNodeParameter('options', itemIndex, {});
+	return isDataObject(options) ? options : {};
+}
+
+function toImageMediaType(mimeType: string | undefined): ImageMediaType | undefined {
+	const base = (mimeType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+	const normalized = base === 'image/jpg' || base === 'image/pjpeg' ? 'image/jpeg' : base;
+	return IMAGE_MEDIA_TYPES.find((type) => type === normalized);
+}
+
+/** Conversation → Start: POST /api/conversation → {conversation_id, contact_id} */
+export async function startConversation(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const chatbotId = stringParameter(this.getNodeParameter('chatbotId', itemIndex));
+	const additional: unknown = this.getNodeParameter('additionalFields', itemIndex, {});
+	const fields = isDataObject(additional) ? additional : {};
+
+	const body: IDataObject = { chatbot_id: chatbotId };
+	const optional: Array<[string, string]> = [
+		['contactId', 'contact_id'],
+		['externalId', 'external_id'],
+		['userName', 'user_name'],
+		['userEmail', 'user_email'],
+		['userPhone', 'user_phone'],
+	];
+	for (const [parameter, field] of optional) {
+		const value = stringParameter(fields[parameter]);
+		if (value !== '') body[field] = value;
+	}
+
+	const response = await apiRequest.call(this, itemIndex, {
+		method: 'POST',
+		path: '/api/conversation',
+		body,
+		idempotencyKey: stringParameter(optionsParameter(this, itemIndex).idempotencyKey),
+	});
+	return [{ conversation_id: response.conversation_id, contact_id: response.contact_id }];
+}
+
+async function buildAttachments(
+	context: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const collection: unknown = context.getNodeParameter('attachments', itemIndex, {});
+	const entries =
+		isDataObject(collection) && Array.isArray(collection.image) ? collection.image : [];
+	const attachments: IDataObject[] = [];
+
+	for (const [position, entry] of entries.entries()) {
+		const attachment: AttachmentParameter = isDataObject(entry) ? entry : {};
+		const label = `Attachment ${position + 1}`;
+		if ((attachment.source ?? 'url') === 'url') {
+			const url = stringParameter(attachment.url);
+			if (url === '') {
+				throw new NodeOperationError(context.getNode(), `${label} has no image URL`, { itemIndex });
+			}
+			attachments.push({ type: 'image', url });
+			continue;
+		}
+
+		const propertyName = stringParameter(attachment.binaryPropertyName) || 'data';
+		const binary = context.helpers.assertBinaryData(itemIndex, propertyName);
+		const mediaType = toImageMediaType(binary.mimeType);
+		if (!mediaType) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`${label}: the binary field "${propertyName}" has MIME type "${binary.mimeType}", but only ${IMAGE_MEDIA_TYPES.join(', ')} can be sent`,
+				{ itemIndex },
+			);
+		}
+		const buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
+		attachments.push({ type: 'image', data: buffer.toString('base64'), media_type: mediaType });
+	}
+	return attachments;
+}
+
+/** Message → Send: POST /api/message → the chatbot's reply messages */
+export async function sendMessage(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const conversationId = stringParameter(this.getNodeParameter('conversationId', itemIndex));
+	const text = this.getNodeParameter('text', itemIndex);
+	const options = optionsParameter(this, itemIndex);
+	const attachments = await buildAttachments(this, itemIndex);
+
+	const body: IDataObject = {
+		conversation_id: conversationId,
+		message: typeof text === 'string' ? text : stringParameter(text),
+	};
+	if (attachments.length > 0) body.attachments = attachments;
+
+	const response = await apiRequest.call(this, itemIndex, {
+		method: 'POST',
+		path: '/api/message',
+		body,
+		idempotencyKey: stringParameter(options.idempotencyKey),
+	});
+
+	const replyConversationId = response.conversation_id ?? conversationId;
+	const messages = Array.isArray(response.messages) ? response.messages.filter(isDataObject) : [];
+	if (messages.length === 0) {
+		throw new NodeApiError(
+			this.getNode(),
+			{ body: response as JsonObject },
+			{
+				message: 'The chatbot sent no reply messages',
+				description: 'POST /api/message answered without any item in "messages".',
+				itemIndex,
+			},
+		);
+	}
+
+	if (options.output === 'single') {
+		return [
+			{
+				conversation_id: replyConversationId,
+				messages,
+				reply: messages.map((message) => stringParameter(message.content)).join('\n\n'),
+			},
+		];
+	}
+	return messages.map((message) => ({
+		conversation_id: replyConversationId,
+		message_id: message.message_id,
+		role: message.role,
+		content: message.content,
+		created_at: message.created_at,
+	}));
+}
+
+/** Conversation → Get Messages: GET /api/conversation/{id}/messages, following next_cursor */
+export async function getMessages(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const conversationId = stringParameter(this.getNodeParameter('conversationId', itemIndex));
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
+	const limit = returnAll ? Infinity : Number(this.getNodeParameter('limit', itemIndex, 50));
+	if (!returnAll && (!Number.isInteger(limit) || limit < 1)) {
+		throw new NodeOperationError(this.getNode(), 'Limit must be a whole number of at least 1', {
+			itemIndex,
+		});
+	}
+
+	const path = `/api/conversation/${encodeURIComponent(conversationId)}/messages`;
+	const results: IDataObject[] = [];
+	const seenCursors = new Set<string>();
+	let cursor: string | undefined;
+
+	while (results.length < limit) {
+		const qs: IDataObject = { limit: Math.min(MAX_PAGE_SIZE, limit - results.length) };
+		if (cursor !== undefined) qs.cursor = cursor;
+		const page = await apiRequest.call(this, itemIndex, { method: 'GET', path, qs });
+
+		const pageConversationId = page.conversation_id ?? conversationId;
+		const messages = Array.isArray(page.messages) ? page.messages.filter(isDataObject) : [];
+		for (const message of messages.slice(0, limit - results.length)) {
+			results.push({ conversation_id: pageConversationId, ...message });
+		}
+
+		const next = typeof page.next_cursor === 'string' ? page.next_cursor : '';
+		if (page.has_more !== true || next === '' || seenCursors.has(next) || messages.length === 0)
+			break;
+		seenCursors.add(next);
+		cursor = next;
+	}
+	return results;
+}

@@ -1,0 +1,108 @@
+import type { INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
+import { describe, expect, it } from 'vitest';
+
+import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
+import { ChatbotConversation } from '../nodes/ChatbotConversation/ChatbotConversation.node.ts';
+import packageJson from '../package.json' with { type: 'json' };
+
+type Option = INodePropertyOptions | INodeProperties | INodePropertyCollection;
+
+function isProperty(option: Option): option is INodeProperties {
+	return 'type' in option && 'default' in option;
+}
+
+/** Every field, including the fields inside collections and fixed collections. */
+function allFields(properties: INodeProperties[]): INodeProperties[] {
+	return properties.flatMap((property) => {
+		const nested = (property.options ?? []).flatMap((option: Option) => {
+			if (isProperty(option)) return allFields([option]);
+			if ('values' in option) return allFields(option.values);
+			return [];
+		});
+		return [property, ...nested];
+	});
+}
+
+describe('credential', () => {
+	const credential = new ChatbotConversationApi();
+
+	it('holds a base URL and a password-type API key', () => {
+		expect(credential.name).toBe('chatbotConversationApi');
+		expect(credential.properties.map((p) => p.name)).toEqual(['baseUrl', 'apiKey']);
+		expect(credential.properties.find((p) => p.name === 'apiKey')?.typeOptions?.password).toBe(
+			true,
+		);
+	});
+
+	it('sends the key as a Bearer header', () => {
+		expect(credential.authenticate).toEqual({
+			type: 'generic',
+			properties: { headers: { Authorization: '=Bearer {{$credentials.apiKey}}' } },
+		});
+	});
+
+	it('is tested with GET /api/me (authenticated), not GET /ping (which accepts any key)', () => {
+		expect(credential.test.request).toEqual({
+			baseURL: '={{$credentials.baseUrl}}',
+			url: '/api/me',
+			method: 'GET',
+		});
+	});
+});
+
+describe('node description', () => {
+	const { description } = new ChatbotConversation();
+
+	it('is usable as a tool by the AI Agent and uses the credential', () => {
+		expect(description.usableAsTool).toBe(true);
+		expect(description.credentials).toEqual([{ name: 'chatbotConversationApi', required: true }]);
+	});
+
+	it('offers Conversation → Start / Get Messages and Message → Send', () => {
+		const operations = description.properties.filter((p) => p.name === 'operation');
+		const byResource = Object.fromEntries(
+			operations.map((p) => [
+				String(p.displayOptions?.show?.resource?.[0]),
+				(p.options ?? []).map((o) => ('value' in o ? o.value : undefined)),
+			]),
+		);
+		expect(byResource).toEqual({ conversation: ['getMessages', 'start'], message: ['send'] });
+	});
+
+	it('describes every field (a tool-calling model reads these)', () => {
+		const fields = allFields(description.properties).filter(
+			(field) => !['resource', 'operation'].includes(field.name),
+		);
+		expect(fields.length).toBeGreaterThan(15);
+		const undescribed = fields
+			.filter((field) => !field.description?.trim())
+			.map((field) => field.name);
+		expect(undescribed).toEqual([]);
+	});
+
+	it('keeps the data-carrying fields open to expressions', () => {
+		const fields = allFields(description.properties).filter((field) =>
+			['chatbotId', 'conversationId', 'text', 'url', 'binaryPropertyName', 'limit'].includes(
+				field.name,
+			),
+		);
+		expect(fields.length).toBeGreaterThanOrEqual(6);
+		expect(fields.filter((field) => field.noDataExpression)).toEqual([]);
+	});
+});
+
+describe('package.json follows the community-node conventions', () => {
+	it('registers the built node and credential, API version 1, strict', () => {
+		expect(packageJson.name).toMatch(/^n8n-nodes-/);
+		expect(packageJson.keywords).toContain('n8n-community-node-package');
+		expect(packageJson.n8n).toEqual({
+			n8nNodesApiVersion: 1,
+			strict: true,
+			credentials: ['dist/credentials/ChatbotConversationApi.credentials.js'],
+			nodes: ['dist/nodes/ChatbotConversation/ChatbotConversation.node.js'],
+		});
+		expect(packageJson.files).toEqual(['dist']);
+		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });
+		expect('dependencies' in packageJson).toBe(false);
+	});
+});

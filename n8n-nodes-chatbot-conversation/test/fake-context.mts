@@ -1,0 +1,148 @@
+import type {
+	IBinaryData,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+	INode,
+	INodeExecutionData,
+} from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
+import { ChatbotConversation } from '../nodes/ChatbotConversation/ChatbotConversation.node.ts';
+
+export const API_KEY = 'cbk_test_0123456789';
+export const BASE_URL = 'https://api-v1.example.test/';
+
+/** What the API answers to one request, or the network error the helper throws. */
+export type FakeAnswer =
+	| { statusCode: number; body: unknown; headers?: Record<string, string> }
+	| { networkError: Error };
+
+export interface RecordedCall {
+	credentialType: string;
+	method: string;
+	url: string;
+	qs: IDataObject | undefined;
+	body: unknown;
+	/** Headers as sent, after the credential's `authenticate` block was applied. */
+	headers: Record<string, string>;
+	options: IHttpRequestOptions;
+}
+
+export interface FakeSetup {
+	/** Node parameters, the same for every item, or per item (as expressions would give). */
+	params: Record<string, unknown> | ((itemIndex: number) => Record<string, unknown>);
+	items?: INodeExecutionData[];
+	answers: FakeAnswer[];
+	continueOnFail?: boolean;
+	credentials?: { baseUrl: string; apiKey: string };
+}
+
+export const fakeNode: INode = {
+	id: 'node-1',
+	name: 'Chatbot Conversation',
+	type: 'n8n-nodes-chatbot-conversation.chatbotConversation',
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: {},
+};
+
+/** Applies the credential's real `authenticate` block the way n8n does for a generic one. */
+function authenticatedHeaders(
+	headers: IDataObject | undefined,
+	credentials: { apiKey: string },
+): Record<string, string> {
+	const { authenticate } = new ChatbotConversationApi();
+	const result: Record<string, string> = {};
+	for (const [key, value] of Object.entries(headers ?? {})) result[key] = String(value);
+	for (const [key, template] of Object.entries(authenticate.properties.headers ?? {})) {
+		result[key] = String(template)
+			.replace(/^=/, '')
+			.replace('{{$credentials.apiKey}}', credentials.apiKey);
+	}
+	return result;
+}
+
+/** A fake IExecuteFunctions: enough of n8n's context for execute() of this node. */
+export function createContext(setup: FakeSetup) {
+	const calls: RecordedCall[] = [];
+	const answers = [...setup.answers];
+	const items: INodeExecutionData[] = setup.items ?? [{ json: {} }];
+	const credentials = setup.credentials ?? { baseUrl: BASE_URL, apiKey: API_KEY };
+
+	const paramsFor = (itemIndex: number): Record<string, unknown> =>
+		typeof setup.params === 'function' ? setup.params(itemIndex) : setup.params;
+
+	const binaryOf = (itemIndex: number, propertyName: string): IBinaryData => {
+		const binary = items[itemIndex]?.binary?.[propertyName];
+		if (!binary) {
+			throw new NodeOperationError(
+				fakeNode,
+				`This operation expects the node's input data to contain a binary file '${propertyName}', but none was found [item ${itemIndex}]`,
+				{ itemIndex },
+			);
+		}
+		return binary;
+	};
+
+	const context = {
+		getInputData: () => items,
+		getNode: () => fakeNode,
+		continueOnFail: () => setup.continueOnFail ?? false,
+		getCredentials: async (type: string) => {
+			if (type !== 'chatbotConversationApi') throw new Error(`unexpected credential type ${type}`);
+			return credentials;
+		},
+		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown) => {
+			const value = paramsFor(itemIndex)[name];
+			if (value !== undefined) return value;
+			if (fallback !== undefined) return fallback;
+			throw new Error(`Could not get parameter "${name}"`);
+		},
+		helpers: {
+			httpRequestWithAuthentication: async (
+				credentialType: string,
+				options: IHttpRequestOptions,
+			): Promise<IN8nHttpFullResponse> => {
+				calls.push({
+					credentialType,
+					method: options.method ?? 'GET',
+					url: options.url,
+					qs: options.qs,
+					body: options.body,
+					headers: authenticatedHeaders(options.headers, credentials),
+					options,
+				});
+				const answer = answers.shift();
+				if (!answer) throw new Error(`no fake answer left for ${options.method} ${options.url}`);
+				if ('networkError' in answer) throw answer.networkError;
+				if (!options.ignoreHttpStatusErrors && answer.statusCode >= 400) {
+					throw new Error(`Request failed with status code ${answer.statusCode}`);
+				}
+				const full: IN8nHttpFullResponse = {
+					statusCode: answer.statusCode,
+					headers: answer.headers ?? { 'content-type': 'application/json' },
+					body: answer.body as IN8nHttpFullResponse['body'],
+				};
+				return options.returnFullResponse ? full : (answer.body as IN8nHttpFullResponse);
+			},
+			assertBinaryData: (itemIndex: number, propertyName: string) =>
+				binaryOf(itemIndex, propertyName),
+			getBinaryDataBuffer: async (itemIndex: number, propertyName: string) =>
+				Buffer.from(binaryOf(itemIndex, propertyName).data, 'base64'),
+		},
+	};
+
+	return { context: context as unknown as IExecuteFunctions, calls };
+}
+
+/** Runs the node's execute() against the fake context. */
+export async function run(setup: FakeSetup) {
+	const { context, calls } = createContext(setup);
+	const [output = []] = await new ChatbotConversation().execute.call(context);
+	return { output, calls };
+}
+
+export const ok = (body: unknown): FakeAnswer => ({ statusCode: 200, body });

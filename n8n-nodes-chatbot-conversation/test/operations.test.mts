@@ -1,0 +1,381 @@
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { describe, expect, it } from 'vitest';
+
+import { API_KEY, ok, run } from './fake-context.mts';
+
+const CHATBOT = '11111111-1111-4111-8111-111111111111';
+const CONVERSATION = '22222222-2222-4222-8222-222222222222';
+const CONTACT = '33333333-3333-4333-8333-333333333333';
+
+const reply = (id: string, content: string) => ({
+	message_id: id,
+	role: 'assistant',
+	content,
+	created_at: '2026-11-21T10:00:00.000Z',
+});
+
+describe('Conversation → Start', () => {
+	it('POSTs /api/conversation with a Bearer key and outputs conversation_id and contact_id', async () => {
+		const { output, calls } = await run({
+			params: { resource: 'conversation', operation: 'start', chatbotId: ` ${CHATBOT} ` },
+			answers: [ok({ conversation_id: CONVERSATION, contact_id: CONTACT })],
+		});
+
+		expect(calls).toHaveLength(1);
+		const [call] = calls;
+		expect(call?.credentialType).toBe('chatbotConversationApi');
+		expect(call?.method).toBe('POST');
+		// the trailing slash of the credential's base URL is not doubled
+		expect(call?.url).toBe('https://api-v1.example.test/api/conversation');
+		expect(call?.headers.Authorization).toBe(`Bearer ${API_KEY}`);
+		expect(call?.headers['Idempotency-Key']).toBeUndefined();
+		expect(call?.body).toEqual({ chatbot_id: CHATBOT });
+		expect(call?.options.json).toBe(true);
+		expect(output).toEqual([
+			{ json: { conversation_id: CONVERSATION, contact_id: CONTACT }, pairedItem: { item: 0 } },
+		]);
+	});
+
+	it('sends every optional contact field that is filled in, and the Idempotency-Key header', async () => {
+		const { calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'start',
+				chatbotId: CHATBOT,
+				additionalFields: {
+					contactId: CONTACT,
+					externalId: 'crm-42',
+					userName: 'Ada Lovelace',
+					userEmail: 'ada@example.com',
+					userPhone: '+44 20 7946 0000',
+				},
+				options: { idempotencyKey: 'start-crm-42' },
+			},
+			answers: [ok({ conversation_id: CONVERSATION, contact_id: CONTACT })],
+		});
+
+		expect(calls[0]?.body).toEqual({
+			chatbot_id: CHATBOT,
+			contact_id: CONTACT,
+			external_id: 'crm-42',
+			user_name: 'Ada Lovelace',
+			user_email: 'ada@example.com',
+			user_phone: '+44 20 7946 0000',
+		});
+		expect(calls[0]?.headers['Idempotency-Key']).toBe('start-crm-42');
+	});
+
+	it('leaves out optional fields that are empty', async () => {
+		const { calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'start',
+				chatbotId: CHATBOT,
+				additionalFields: { userName: '', userEmail: '  ', externalId: 'x-1' },
+			},
+			answers: [ok({ conversation_id: CONVERSATION, contact_id: CONTACT })],
+		});
+		expect(calls[0]?.body).toEqual({ chatbot_id: CHATBOT, external_id: 'x-1' });
+	});
+
+	it('runs once per input item, each output paired with its item (expressions per item)', async () => {
+		const { output, calls } = await run({
+			items: [{ json: { bot: 'a' } }, { json: { bot: 'b' } }],
+			params: (itemIndex) => ({
+				resource: 'conversation',
+				operation: 'start',
+				chatbotId: itemIndex === 0 ? 'bot-a' : 'bot-b',
+			}),
+			answers: [
+				ok({ conversation_id: 'c-a', contact_id: 'p-a' }),
+				ok({ conversation_id: 'c-b', contact_id: 'p-b' }),
+			],
+		});
+		expect(calls.map((call) => call.body)).toEqual([
+			{ chatbot_id: 'bot-a' },
+			{ chatbot_id: 'bot-b' },
+		]);
+		expect(output).toEqual([
+			{ json: { conversation_id: 'c-a', contact_id: 'p-a' }, pairedItem: { item: 0 } },
+			{ json: { conversation_id: 'c-b', contact_id: 'p-b' }, pairedItem: { item: 1 } },
+		]);
+	});
+});
+
+describe('Message → Send', () => {
+	const sendParams = {
+		resource: 'message',
+		operation: 'send',
+		conversationId: CONVERSATION,
+		text: 'Hello!',
+	};
+
+	it('POSTs /api/message and outputs one item per reply message', async () => {
+		const { output, calls } = await run({
+			params: sendParams,
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [reply('m-1', 'Hi, how can I help?'), reply('m-2', 'Ask me anything.')],
+				}),
+			],
+		});
+
+		expect(calls[0]?.method).toBe('POST');
+		expect(calls[0]?.url).toBe('https://api-v1.example.test/api/message');
+		expect(calls[0]?.headers.Authorization).toBe(`Bearer ${API_KEY}`);
+		expect(calls[0]?.body).toEqual({ conversation_id: CONVERSATION, message: 'Hello!' });
+		expect(output).toEqual([
+			{
+				json: { conversation_id: CONVERSATION, ...reply('m-1', 'Hi, how can I help?') },
+				pairedItem: { item: 0 },
+			},
+			{
+				json: { conversation_id: CONVERSATION, ...reply('m-2', 'Ask me anything.') },
+				pairedItem: { item: 0 },
+			},
+		]);
+	});
+
+	it('outputs a single item with the messages and the joined reply text when asked to', async () => {
+		const messages = [reply('m-1', 'First.'), reply('m-2', 'Second.')];
+		const { output } = await run({
+			params: { ...sendParams, options: { output: 'single' } },
+			answers: [ok({ conversation_id: CONVERSATION, messages })],
+		});
+		expect(output).toEqual([
+			{
+				json: { conversation_id: CONVERSATION, messages, reply: 'First.\n\nSecond.' },
+				pairedItem: { item: 0 },
+			},
+		]);
+	});
+
+	it('sends image attachments given by URL and the Idempotency-Key header', async () => {
+		const { calls } = await run({
+			params: {
+				...sendParams,
+				attachments: {
+					image: [
+						{ source: 'url', url: 'https://example.com/a.png' },
+						{ source: 'url', url: ' https://example.com/b.jpg ' },
+					],
+				},
+				options: { idempotencyKey: 'msg-1' },
+			},
+			answers: [ok({ conversation_id: CONVERSATION, messages: [reply('m-1', 'Nice pictures')] })],
+		});
+		expect(calls[0]?.body).toEqual({
+			conversation_id: CONVERSATION,
+			message: 'Hello!',
+			attachments: [
+				{ type: 'image', url: 'https://example.com/a.png' },
+				{ type: 'image', url: 'https://example.com/b.jpg' },
+			],
+		});
+		expect(calls[0]?.headers['Idempotency-Key']).toBe('msg-1');
+	});
+
+	it("sends an image from the item's binary data as base64 data with its media type", async () => {
+		const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+		const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 9, 8, 7]);
+		const { calls, output } = await run({
+			items: [
+				{
+					json: {},
+					binary: {
+						data: { data: png.toString('base64'), mimeType: 'image/png', fileName: 'a.png' },
+						photo: { data: jpeg.toString('base64'), mimeType: 'image/jpg', fileName: 'b.jpg' },
+					},
+				},
+			],
+			params: {
+				...sendParams,
+				attachments: {
+					image: [
+						{ source: 'binary', binaryPropertyName: 'data' },
+						{ source: 'binary', binaryPropertyName: 'photo' },
+						{ source: 'url', url: 'https://example.com/c.webp' },
+					],
+				},
+			},
+			answers: [ok({ conversation_id: CONVERSATION, messages: [reply('m-1', 'Got them')] })],
+		});
+		expect(calls[0]?.body).toEqual({
+			conversation_id: CONVERSATION,
+			message: 'Hello!',
+			attachments: [
+				{ type: 'image', data: png.toString('base64'), media_type: 'image/png' },
+				{ type: 'image', data: jpeg.toString('base64'), media_type: 'image/jpeg' },
+				{ type: 'image', url: 'https://example.com/c.webp' },
+			],
+		});
+		expect(output).toHaveLength(1);
+	});
+
+	it('refuses binary data that is not a supported image type, before calling the API', async () => {
+		const promise = run({
+			items: [{ json: {}, binary: { data: { data: 'JVBERi0=', mimeType: 'application/pdf' } } }],
+			params: {
+				...sendParams,
+				attachments: { image: [{ source: 'binary', binaryPropertyName: 'data' }] },
+			},
+			answers: [],
+		});
+		await expect(promise).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(promise).rejects.toThrow(
+			/application\/pdf.*image\/png, image\/jpeg, image\/gif, image\/webp/,
+		);
+	});
+
+	it('fails on a missing binary field and on an empty image URL', async () => {
+		await expect(
+			run({
+				params: {
+					...sendParams,
+					attachments: { image: [{ source: 'binary', binaryPropertyName: 'nope' }] },
+				},
+				answers: [],
+			}),
+		).rejects.toThrow(/binary file 'nope'/);
+		await expect(
+			run({
+				params: { ...sendParams, attachments: { image: [{ source: 'url', url: '' }] } },
+				answers: [],
+			}),
+		).rejects.toThrow('Attachment 1 has no image URL');
+	});
+
+	it('treats an answer without reply messages as an API error', async () => {
+		await expect(
+			run({ params: sendParams, answers: [ok({ conversation_id: CONVERSATION, messages: [] })] }),
+		).rejects.toBeInstanceOf(NodeApiError);
+	});
+});
+
+describe('Conversation → Get Messages', () => {
+	const getParams = {
+		resource: 'conversation',
+		operation: 'getMessages',
+		conversationId: CONVERSATION,
+	};
+	const stored = (n: number) => ({
+		message_id: `m-${n}`,
+		role: n % 2 === 0 ? 'assistant' : 'user',
+		content: `message ${n}`,
+		attachments: [],
+		created_at: '2026-11-21T10:00:00.000Z',
+	});
+
+	it('GETs one page with the limit and outputs one item per message', async () => {
+		const { output, calls } = await run({
+			params: { ...getParams, returnAll: false, limit: 2 },
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(1), stored(2)],
+					has_more: true,
+					next_cursor: 'c2',
+				}),
+			],
+		});
+		expect(calls).toHaveLength(1);
+		expect(calls[0]?.method).toBe('GET');
+		expect(calls[0]?.url).toBe(
+			`https://api-v1.example.test/api/conversation/${CONVERSATION}/messages`,
+		);
+		expect(calls[0]?.qs).toEqual({ limit: 2 });
+		expect(calls[0]?.headers.Authorization).toBe(`Bearer ${API_KEY}`);
+		expect(calls[0]?.body).toBeUndefined();
+		expect(output).toEqual([
+			{ json: { conversation_id: CONVERSATION, ...stored(1) }, pairedItem: { item: 0 } },
+			{ json: { conversation_id: CONVERSATION, ...stored(2) }, pairedItem: { item: 0 } },
+		]);
+	});
+
+	it('with Return All follows next_cursor until has_more is false', async () => {
+		const { output, calls } = await run({
+			params: { ...getParams, returnAll: true },
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(1), stored(2)],
+					has_more: true,
+					next_cursor: 'cur-2',
+				}),
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(3), stored(4)],
+					has_more: true,
+					next_cursor: 'cur-3',
+				}),
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(5)],
+					has_more: false,
+					next_cursor: null,
+				}),
+			],
+		});
+		expect(calls.map((call) => call.qs)).toEqual([
+			{ limit: 100 },
+			{ limit: 100, cursor: 'cur-2' },
+			{ limit: 100, cursor: 'cur-3' },
+		]);
+		expect(output.map((item) => item.json.message_id)).toEqual(['m-1', 'm-2', 'm-3', 'm-4', 'm-5']);
+		expect(output.every((item) => JSON.stringify(item.pairedItem) === '{"item":0}')).toBe(true);
+	});
+
+	it('pages a limit above 100 and stops at the limit', async () => {
+		const page = (from: number, count: number) =>
+			Array.from({ length: count }, (_, i) => stored(from + i));
+		const { output, calls } = await run({
+			params: { ...getParams, returnAll: false, limit: 150 },
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					messages: page(1, 100),
+					has_more: true,
+					next_cursor: 'p2',
+				}),
+				ok({
+					conversation_id: CONVERSATION,
+					messages: page(101, 50),
+					has_more: true,
+					next_cursor: 'p3',
+				}),
+			],
+		});
+		expect(calls.map((call) => call.qs)).toEqual([{ limit: 100 }, { limit: 50, cursor: 'p2' }]);
+		expect(output).toHaveLength(150);
+	});
+
+	it('stops when the API repeats a cursor instead of looping forever', async () => {
+		const { calls } = await run({
+			params: { ...getParams, returnAll: true },
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(1)],
+					has_more: true,
+					next_cursor: 'same',
+				}),
+				ok({
+					conversation_id: CONVERSATION,
+					messages: [stored(2)],
+					has_more: true,
+					next_cursor: 'same',
+				}),
+			],
+		});
+		expect(calls).toHaveLength(2);
+	});
+
+	it('URL-encodes the conversation id into the path', async () => {
+		const { calls } = await run({
+			params: { ...getParams, conversationId: 'a/b?c', returnAll: false, limit: 5 },
+			answers: [ok({ conversation_id: 'a/b?c', messages: [], has_more: false, next_cursor: null })],
+		});
+		expect(calls[0]?.url).toBe('https://api-v1.example.test/api/conversation/a%2Fb%3Fc/messages');
+	});
+});

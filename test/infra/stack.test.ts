@@ -1,0 +1,200 @@
+/**
+ * The synthesized stack (aws-cdk-lib/assertions): routes from the route table, the authorizer's
+ * wiring, the table's keys, least-privilege IAM, and cdk-nag's AwsSolutions checks.
+ */
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { HttpRoute, HttpRouteKey } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "#lib/app";
+import { allFunctions, authorizer, routes } from "#lib/routes";
+
+// Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
+const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+let template: Template;
+let resources: Resources;
+
+beforeAll(() => {
+  const { stack } = buildApp(context);
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Resources;
+});
+
+const ofType = (type: string) => Object.values(resources).filter((resource) => resource.Type === type);
+
+describe("the HTTP API", () => {
+  it("has exactly the route table's routes, plus $default for everything else", () => {
+    const keys = ofType("AWS::ApiGatewayV2::Route").map((route) => route.Properties.RouteKey);
+    expect(keys.sort()).toEqual(
+      [...routes.map((route) => `${route.method} ${route.path}`), "$default"].sort(),
+    );
+  });
+
+  it("puts the Lambda authorizer on exactly the apiKey routes", () => {
+    for (const route of ofType("AWS::ApiGatewayV2::Route")) {
+      const definition = routes.find(
+        (candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey,
+      );
+      const expected = definition?.auth === "apiKey" ? "CUSTOM" : "NONE";
+      expect([route.Properties.RouteKey, route.Properties.AuthorizationType]).toEqual([
+        route.Properties.RouteKey,
+        expected,
+      ]);
+    }
+  });
+
+  it("wires a simple-response, uncached authorizer with no identity source", () => {
+    template.resourceCountIs("AWS::ApiGatewayV2::Authorizer", 1);
+    template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
+      AuthorizerType: "REQUEST",
+      AuthorizerPayloadFormatVersion: "2.0",
+      EnableSimpleResponses: true,
+      AuthorizerResultTtlInSeconds: 0,
+      IdentitySource: Match.absent(),
+    });
+  });
+
+  it("uses payload format 2.0 for every integration and logs access on the $default stage", () => {
+    for (const integration of ofType("AWS::ApiGatewayV2::Integration")) {
+      expect(integration.Properties.PayloadFormatVersion).toBe("2.0");
+    }
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      StageName: "$default",
+      AutoDeploy: true,
+      AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
+    });
+  });
+});
+
+describe("the functions", () => {
+  it("are one Node.js 24 arm64 Lambda per route, plus the authorizer and the route-miss function", () => {
+    const functions = ofType("AWS::Lambda::Function");
+    expect(functions).toHaveLength(allFunctions.length);
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({ Runtime: "nodejs24.x", Architectures: ["arm64"] });
+    }
+  });
+
+  it("each may use exactly the table actions its route declares, on the table only", () => {
+    for (const definition of allFunctions) {
+      const policy = Object.entries(resources).find(
+        ([id, resource]) => resource.Type === "AWS::IAM::Policy" && id.startsWith(`${definition.id}Role`),
+      )?.[1];
+      const statements = (
+        (policy?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })?.Statement ?? []
+      ).filter((statement) => JSON.stringify(statement.Action).includes("dynamodb:"));
+      const actions = statements.flatMap((statement) => [statement.Action].flat() as string[]);
+      expect([definition.id, actions.sort()]).toEqual([definition.id, [...definition.table].sort()]);
+      for (const statement of statements) {
+        expect(statement.Resource).toEqual({ "Fn::GetAtt": [expect.stringMatching(/^Table/), "Arn"] });
+      }
+    }
+  });
+
+  it("grants nothing with a wildcard action, and Bedrock only on the configured model", () => {
+    const statements = ofType("AWS::IAM::Policy").flatMap(
+      (policy) => (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+    );
+    for (const statement of statements) {
+      for (const action of [statement.Action].flat() as string[]) expect(action).not.toContain("*");
+    }
+    const bedrock = statements.find((statement) => statement.Action === "bedrock:InvokeModel");
+    expect(JSON.stringify(bedrock?.Resource)).toContain("foundation-model/anthropic.claude-test-v1");
+    expect(JSON.stringify(bedrock?.Resource)).not.toContain("foundation-model/*");
+  });
+
+  it("gives the authorizer the table and nothing else beyond its logs", () => {
+    const policy = Object.entries(resources).find(([id]) =>
+      id.startsWith(`${authorizer.id}RoleDefaultPolicy`),
+    )?.[1];
+    if (!policy) throw new Error("the authorizer has no policy");
+    const actions = (
+      policy.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => [statement.Action].flat());
+    expect(actions.sort()).toEqual([
+      "dynamodb:GetItem",
+      "dynamodb:UpdateItem",
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+    ]);
+  });
+});
+
+describe("the table", () => {
+  it("is on demand with PK/SK, a keys-only GSI1, TTL and point-in-time recovery", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      BillingMode: "PAY_PER_REQUEST",
+      KeySchema: [
+        { AttributeName: "PK", KeyType: "HASH" },
+        { AttributeName: "SK", KeyType: "RANGE" },
+      ],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: "GSI1",
+          KeySchema: [
+            { AttributeName: "GSI1PK", KeyType: "HASH" },
+            { AttributeName: "GSI1SK", KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "KEYS_ONLY" },
+        }),
+      ],
+      TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it("is destroyed with a test stage and retained (with deletion protection) for prod", () => {
+    template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Delete" });
+    const prod = Template.fromStack(buildApp({ ...context, stage: "prod" }).stack);
+    prod.hasResource("AWS::DynamoDB::Table", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+    });
+  });
+
+  it("is named in the outputs, with the API URL", () => {
+    template.hasOutput("ApiUrl", {});
+    template.hasOutput("TableName", {});
+  });
+});
+
+describe("configuration and checks", () => {
+  it("passes cdk-nag's AwsSolutions checks", () => {
+    const { app } = buildApp(context);
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it("would fail cdk-nag for an unauthenticated route nobody acknowledged", () => {
+    const { app, stack } = buildApp(context);
+    const api = stack.node.findChild("HttpApi") as import("aws-cdk-lib/aws-apigatewayv2").HttpApi;
+    const fn = stack.functions.get("Ping");
+    if (!fn) throw new Error("Ping function missing");
+    new HttpRoute(stack, "Unguarded", {
+      httpApi: api,
+      routeKey: HttpRouteKey.with("/api/unguarded"),
+      integration: new HttpLambdaIntegration("UnguardedIntegration", fn),
+    });
+    expect(() => app.synth()).toThrow(/AwsSolutions-APIG4/);
+  });
+
+  it("refuses an invalid stage configuration at synth", () => {
+    expect(() => buildApp({ ...context, stage: "Bad Stage" })).toThrow(/Invalid stage configuration/);
+    expect(() => buildApp({ ...context, domainName: "api-v1.example.com" })).toThrow(/go together/);
+  });
+
+  it("maps an optional custom domain (a v1 host name) to the stage", () => {
+    const withDomain = Template.fromStack(
+      buildApp({
+        ...context,
+        domainName: "api-v1.example.com",
+        certificateArn: "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+      }).stack,
+    );
+    withDomain.hasResourceProperties("AWS::ApiGatewayV2::DomainName", { DomainName: "api-v1.example.com" });
+    withDomain.resourceCountIs("AWS::ApiGatewayV2::ApiMapping", 1);
+    withDomain.hasOutput("ApiUrl", { Value: "https://api-v1.example.com/" });
+  });
+});

@@ -1,0 +1,79 @@
+/** What the API answers outside the endpoints' own logic (CONTRACT.md §1, §6). */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { call, seedTenant } from "#test/support/harness";
+
+describe("health and description", () => {
+  it("answers GET /ping with pong, without a key", async () => {
+    const response = await call("GET", "/ping");
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ message: "pong" });
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("serves the committed OpenAPI document, without a key", async () => {
+    const committed = JSON.parse(
+      readFileSync(resolve(import.meta.dirname, "../../docs/openapi.json"), "utf8"),
+    ) as unknown;
+
+    const response = await call("GET", "/openapi.json");
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(committed);
+    expect((response.body as { info: { version: string } }).info.version).toBe("1.0.0");
+  });
+});
+
+describe("unknown routes", () => {
+  it("answers 404 {detail: Not Found} for an unknown path, with or without a key", async () => {
+    const shop = await seedTenant();
+    for (const response of [
+      await call("GET", "/nope"),
+      await call("POST", "/api/nope", { key: shop.apiKey, body: {} }),
+    ]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ detail: "Not Found" });
+    }
+  });
+
+  it("answers 405 {detail: Method Not Allowed} for a known path with another method", async () => {
+    const cases: [string, string, string][] = [
+      ["GET", "/api/conversation", "POST"],
+      ["DELETE", "/api/message", "POST"],
+      ["POST", "/ping", "GET"],
+      ["PUT", "/api/conversation/8d3e2f7a-1111-4222-8333-444455556666/messages", "GET"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await call(method, path);
+      expect(response.status).toBe(405);
+      expect(response.body).toEqual({ detail: "Method Not Allowed" });
+      expect(response.headers.get("allow")).toBe(allow);
+    }
+  });
+
+  it("never answers with API Gateway's own {message: …} bodies", async () => {
+    const probes = [
+      await call("GET", "/"),
+      await call("GET", "/api/me"),
+      await call("GET", "/api/me", { authorization: "Bearer x" }),
+      await call("PATCH", "/api/me"),
+    ];
+    for (const response of probes) {
+      expect(response.body).toHaveProperty("detail");
+      expect(response.body).not.toHaveProperty("message");
+    }
+  });
+});
+
+describe("request ids", () => {
+  it("gives every response its own X-Request-Id", async () => {
+    const ids = await Promise.all([call("GET", "/ping"), call("GET", "/nope"), call("GET", "/api/me")]).then(
+      (responses) => responses.map((response) => response.headers.get("x-request-id")),
+    );
+
+    expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(3);
+  });
+});

@@ -1,0 +1,276 @@
+/** The local API Gateway emulator reproduces HTTP API behaviour (aws-facts.md, "ten behaviours"). */
+import { request } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type EmulatedFunction,
+  type EmulatorOptions,
+  type LambdaFunction,
+  type RunningEmulator,
+  startHttpApiEmulator,
+} from "#lib/local/http-api-emulator";
+
+const running: RunningEmulator[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((emulator) => emulator.close()));
+});
+
+const fn = (handler: LambdaFunction, timeoutSeconds = 5): EmulatedFunction => ({
+  name: "fn",
+  handler,
+  timeoutSeconds,
+  memoryMb: 128,
+});
+
+async function emulator(options: Partial<EmulatorOptions> & Pick<EmulatorOptions, "routes">) {
+  const started = await startHttpApiEmulator(options);
+  running.push(started);
+  return started;
+}
+
+type EchoedEvent = Record<string, unknown> & {
+  headers: Record<string, string | undefined>;
+  requestContext: { timeEpoch: unknown; authorizer?: unknown };
+};
+
+/** A function that answers with the event it received. */
+const echo = fn((event) => ({ statusCode: 200, body: JSON.stringify(event) }));
+
+describe("routing", () => {
+  it("answers the gateway's own 404 when no route and no $default route match, also for another method", async () => {
+    const api = await emulator({ routes: [{ method: "GET", path: "/a", fn: echo, authorized: false }] });
+
+    for (const [method, path] of [
+      ["GET", "/b"],
+      ["POST", "/a"],
+    ] as const) {
+      const response = await fetch(`${api.baseUrl}${path}`, { method });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ message: "Not Found" });
+      expect(response.headers.get("apigw-requestid")).toBeTruthy();
+    }
+  });
+
+  it("sends unmatched requests to the $default route", async () => {
+    const api = await emulator({ routes: [], defaultRoute: echo });
+
+    const event = (await (await fetch(`${api.baseUrl}/anything`)).json()) as EchoedEvent;
+
+    expect(event.routeKey).toBe("$default");
+  });
+});
+
+describe("the payload 2.0 event", () => {
+  it("lower-cases and joins headers, moves cookies, decodes parameters, omits empty fields", async () => {
+    const api = await emulator({
+      routes: [{ method: "POST", path: "/items/{id}", fn: echo, authorized: false }],
+    });
+
+    // node:http sends repeated headers as separate lines (fetch would merge them first).
+    const event = await new Promise<EchoedEvent>((resolve, reject) => {
+      const url = new URL(`${api.baseUrl}/items/a%2Fb?x=1&x=2&y=%C3%A9`);
+      const req = request(
+        { host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: "POST" },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+          });
+          res.on("end", () => resolve(JSON.parse(text)));
+        },
+      );
+      req.on("error", reject);
+      req.setHeader("X-Multi", ["v1", "v2"]);
+      req.setHeader("Cookie", "c1=v1; c2=v2");
+      req.setHeader("Content-Type", "application/json");
+      req.end('{"a":1}');
+    });
+
+    expect(event).toMatchObject({
+      version: "2.0",
+      routeKey: "POST /items/{id}",
+      rawPath: "/items/a%2Fb",
+      rawQueryString: "x=1&x=2&y=%C3%A9",
+      cookies: ["c1=v1", "c2=v2"],
+      queryStringParameters: { x: "1,2", y: "é" },
+      pathParameters: { id: "a/b" },
+      body: '{"a":1}',
+      isBase64Encoded: false,
+      requestContext: {
+        http: { method: "POST", path: "/items/a%2Fb" },
+        stage: "$default",
+        routeKey: "POST /items/{id}",
+      },
+    });
+    expect(event.headers["x-multi"]).toBe("v1,v2");
+    expect(event.headers.cookie).toBeUndefined();
+    expect(typeof event.requestContext.timeEpoch).toBe("number");
+  });
+
+  it("omits what a request does not have, and base64-encodes non-text bodies", async () => {
+    const api = await emulator({ routes: [{ method: "POST", path: "/x", fn: echo, authorized: false }] });
+
+    const bare = (await (await fetch(`${api.baseUrl}/x`, { method: "POST" })).json()) as EchoedEvent;
+    const form = await (
+      await fetch(`${api.baseUrl}/x`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "a=1",
+      })
+    ).json();
+
+    for (const field of ["body", "cookies", "queryStringParameters", "pathParameters"])
+      expect(bare).not.toHaveProperty(field);
+    expect(bare.rawQueryString).toBe("");
+    expect(form).toMatchObject({ isBase64Encoded: true, body: Buffer.from("a=1").toString("base64") });
+  });
+});
+
+describe("responses", () => {
+  it("uses the inferred format when there is no statusCode", async () => {
+    const api = await emulator({
+      routes: [{ method: "GET", path: "/x", fn: fn(() => ({ body: "hi" })), authorized: false }],
+    });
+
+    const response = await fetch(`${api.baseUrl}/x`);
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ body: "hi" });
+  });
+
+  it("decodes base64 bodies and sets cookies", async () => {
+    const handler = fn(() => ({
+      statusCode: 201,
+      headers: { "X-Thing": "1" },
+      cookies: ["a=b; Path=/"],
+      isBase64Encoded: true,
+      body: Buffer.from("raw bytes").toString("base64"),
+    }));
+    const api = await emulator({ routes: [{ method: "GET", path: "/x", fn: handler, authorized: false }] });
+
+    const response = await fetch(`${api.baseUrl}/x`);
+
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe("raw bytes");
+    expect(response.headers.get("x-thing")).toBe("1");
+    expect(response.headers.get("set-cookie")).toBe("a=b; Path=/");
+  });
+
+  it("answers 500 {message} for a function error or an unusable result", async () => {
+    const api = await emulator({
+      routes: [
+        {
+          method: "GET",
+          path: "/throws",
+          fn: fn(() => Promise.reject(new Error("boom"))),
+          authorized: false,
+        },
+        { method: "GET", path: "/bad", fn: fn(() => ({ statusCode: "200" })), authorized: false },
+      ],
+    });
+
+    for (const path of ["/throws", "/bad"]) {
+      const response = await fetch(`${api.baseUrl}${path}`);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ message: "Internal Server Error" });
+    }
+  });
+
+  it("answers 503 at the integration timeout while the function runs on", async () => {
+    let finished = false;
+    const slow = fn(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      finished = true;
+      return { statusCode: 200, body: "late" };
+    }, 10);
+    const api = await emulator({
+      routes: [{ method: "GET", path: "/slow", fn: slow, authorized: false }],
+      integrationTimeoutMs: 200,
+    });
+
+    const response = await fetch(`${api.baseUrl}/slow`);
+
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ message: "Service Unavailable" });
+    expect(finished).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(finished).toBe(true);
+  });
+});
+
+describe("the Lambda authorizer", () => {
+  const route = (authorizer: EmulatorOptions["authorizer"]) => ({
+    routes: [{ method: "GET", path: "/secure", fn: echo, authorized: true }],
+    authorizer,
+  });
+
+  it("answers 401 without invoking the authorizer when an identity source is missing", async () => {
+    let invoked = 0;
+    const authorizer = fn(() => {
+      invoked++;
+      return { isAuthorized: true };
+    });
+    const api = await emulator(
+      route({ fn: authorizer, identitySource: ["$request.header.Authorization"], resultsCacheTtlSeconds: 0 }),
+    );
+
+    const response = await fetch(`${api.baseUrl}/secure`);
+
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ message: "Unauthorized" });
+    expect(invoked).toBe(0);
+  });
+
+  it("maps a denial to 403, a thrown Unauthorized to 401, anything else to 500", async () => {
+    const cases: [LambdaFunction, number, string][] = [
+      [() => ({ isAuthorized: false }), 403, "Forbidden"],
+      [() => Promise.reject(new Error("Unauthorized")), 401, "Unauthorized"],
+      [() => Promise.reject(new Error("database down")), 500, "Internal Server Error"],
+      [() => ({ allowed: true }), 500, "Internal Server Error"],
+    ];
+    for (const [handler, status, message] of cases) {
+      const api = await emulator(route({ fn: fn(handler), identitySource: [], resultsCacheTtlSeconds: 0 }));
+      const response = await fetch(`${api.baseUrl}/secure`);
+      expect(response.status).toBe(status);
+      expect(await response.json()).toEqual({ message });
+    }
+  });
+
+  it("hands the context to the integration with its JSON types", async () => {
+    const authorizer = fn(() => ({
+      isAuthorized: true,
+      context: { organizationId: "org", limit: 10, active: true },
+    }));
+    const api = await emulator(route({ fn: authorizer, identitySource: [], resultsCacheTtlSeconds: 0 }));
+
+    const event = (await (await fetch(`${api.baseUrl}/secure`)).json()) as EchoedEvent;
+
+    expect(event.requestContext.authorizer).toEqual({
+      lambda: { organizationId: "org", limit: 10, active: true },
+    });
+  });
+
+  it("caches by identity-source values for the TTL, and never without an identity source", async () => {
+    let invoked = 0;
+    const authorizer = fn(() => {
+      invoked++;
+      return { isAuthorized: true, context: { n: invoked } };
+    });
+    const cached = await emulator(
+      route({
+        fn: authorizer,
+        identitySource: ["$request.header.Authorization"],
+        resultsCacheTtlSeconds: 300,
+      }),
+    );
+    for (const key of ["a", "a", "b", "a"])
+      await fetch(`${cached.baseUrl}/secure`, { headers: { authorization: key } });
+    expect(invoked).toBe(2);
+
+    invoked = 0;
+    const uncached = await emulator(
+      route({ fn: authorizer, identitySource: [], resultsCacheTtlSeconds: 300 }),
+    );
+    for (let i = 0; i < 3; i++) await fetch(`${uncached.baseUrl}/secure`);
+    expect(invoked).toBe(3);
+  });
+});
