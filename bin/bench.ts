@@ -10,7 +10,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -55,6 +55,31 @@ function clientsIn(metafile: Metafile): string[] {
   );
 }
 
+/**
+ * The AWS SDK symbols the function's own source files import (clients, commands, exceptions), per
+ * package: what the floor bundle imports, so it holds the same SDK code and nothing else.
+ */
+function sdkImportsIn(metafile: Metafile): Map<string, Set<string>> {
+  const symbols = new Map<string, Set<string>>();
+  for (const input of Object.keys(metafile.inputs)) {
+    if (input.includes("node_modules") || !input.endsWith(".ts")) continue;
+    const source = readFileSync(resolve(root, input), "utf8");
+    for (const match of source.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+"(@aws-sdk\/[^"]+)"/g)) {
+      const [, typeOnly, names = "", from = ""] = match;
+      if (typeOnly) continue;
+      const set = symbols.get(from) ?? new Set<string>();
+      for (const name of names
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean)) {
+        if (!name.startsWith("type ")) set.add(name.split(/\s+as\s+/)[0] ?? name);
+      }
+      if (set.size > 0) symbols.set(from, set);
+    }
+  }
+  return symbols;
+}
+
 function initMs(file: string): number {
   const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));`;
   return Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }));
@@ -87,13 +112,21 @@ async function measureSizes(): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
   for (const definition of allFunctions) {
     const out = join(work, `${definition.id}.mjs`);
-    const clients = clientsIn(await bundle(resolve(root, definition.entry), out));
-    // The floor: the same clients, imported and referenced the way the function uses them, nothing else.
+    const metafile = await bundle(resolve(root, definition.entry), out);
+    const clients = clientsIn(metafile);
+    // The floor: the same SDK clients and commands, imported as the function imports them, nothing else.
+    const imports = sdkImportsIn(metafile);
+    for (const name of clients) {
+      const client = sdkClients[name];
+      if (client) imports.set(name, new Set([...(imports.get(name) ?? []), client]));
+    }
     const floorEntry = join(work, `${definition.id}-floor.mjs`);
-    writeFileSync(
-      floorEntry,
-      `${clients.map((name, i) => `import { ${sdkClients[name]} as c${i} } from ${JSON.stringify(name)};`).join("\n")}\nexport const clients = [${clients.map((_, i) => `c${i}`).join(", ")}];\n`,
+    const lines = [...imports].map(
+      ([from, names], i) =>
+        `import { ${[...names].map((name, j) => `${name} as s${i}_${j}`).join(", ")} } from ${JSON.stringify(from)};`,
     );
+    const exported = [...imports].flatMap(([, names], i) => [...names].map((_, j) => `s${i}_${j}`));
+    writeFileSync(floorEntry, `${lines.join("\n")}\nexport const sdk = [${exported.join(", ")}];\n`);
     const floorOut = join(work, `${definition.id}-floor.out.mjs`);
     await build({
       ...esbuildOptions,
@@ -314,7 +347,7 @@ try {
     `Bundles (esbuild, minified, AWS SDK bundled; init = median of ${INIT_RUNS} fresh imports, Node ${process.version})\n`,
   );
   console.log(
-    `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor)`,
+    `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor: these clients and the commands the function imports)`,
   );
   for (const row of await measureSizes()) {
     const sizeOver = row.floorKb > 1 ? ((row.kb - row.floorKb) / row.floorKb) * 100 : Number.NaN;
