@@ -8,7 +8,6 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
   BatchGetCommand,
   GetCommand,
@@ -19,7 +18,7 @@ import {
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { cancellationReasons } from "#functions/store/conditions";
+import { cancellationReasons, refusedAs } from "#functions/store/conditions";
 import { type ApiKeyRecord, gsi1, type Item, items, keys, records } from "#functions/store/items";
 
 export const API_KEY_PREFIX = "cbk_";
@@ -189,8 +188,8 @@ export async function revokeApiKey(
 ): Promise<ApiKeyRecord> {
   const [key] = await apiKeyKeysOf(ctx, input.organizationId, input.keyId);
   if (!key) throw new AppError("api_key_not_found");
-  try {
-    const result = await ctx.db.client.send(
+  const result = await refusedAs(
+    ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: key,
@@ -199,10 +198,8 @@ export async function revokeApiKey(
         ExpressionAttributeValues: { ":now": isoTime(ctx.clock()), ":org": input.organizationId },
         ReturnValues: "ALL_NEW",
       }),
-    );
-    return records.apiKey(result.Attributes ?? {});
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("api_key_not_found");
-    throw error;
-  }
+    ),
+    () => new AppError("api_key_not_found"),
+  );
+  return records.apiKey(result.Attributes ?? {});
 }

@@ -3,11 +3,11 @@
  * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
  */
 import { randomUUID } from "node:crypto";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
+import { refusedAs } from "#functions/store/conditions";
 import {
   type ChatbotRecord,
   type EngineConfig,
@@ -62,18 +62,16 @@ export async function createChatbot(
     updatedAt: now,
   });
   await ensureOrganization(ctx, organizationId);
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new PutCommand({
         TableName: ctx.db.tableName,
         Item: items.chatbot(record),
         ConditionExpression: "attribute_not_exists(PK)",
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
-    throw error;
-  }
+    ),
+    () => new AppError("conflict"),
+  );
   return record;
 }
 
@@ -97,8 +95,8 @@ export async function updateChatbot(
 ): Promise<ChatbotRecord> {
   const current = await getChatbot(ctx, organizationId, chatbotId);
   const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new PutCommand({
         TableName: ctx.db.tableName,
         Item: items.chatbot(next),
@@ -106,11 +104,9 @@ export async function updateChatbot(
         ConditionExpression: "updatedAt = :seen",
         ExpressionAttributeValues: { ":seen": current.updatedAt },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
-    throw error;
-  }
+    ),
+    () => new AppError("conflict"),
+  );
   return next;
 }
 
@@ -242,18 +238,16 @@ export async function removeKnowledgeEntry(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; entryId: string },
 ): Promise<void> {
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new DeleteCommand({
         TableName: ctx.db.tableName,
         Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
         ConditionExpression: "attribute_exists(PK)",
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("knowledge_entry_not_found");
-    throw error;
-  }
+    ),
+    () => new AppError("knowledge_entry_not_found"),
+  );
 }
 
 // ---------- checks ----------

@@ -12,7 +12,7 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { newCursorSecret } from "#functions/domain/cursors";
 import { AppError } from "#functions/errors";
-import { cancellationReasons, refusedItem } from "#functions/store/conditions";
+import { cancellationReasons, refusedAs } from "#functions/store/conditions";
 import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";
 
 export interface StartConversationInput {
@@ -118,8 +118,8 @@ export async function closeConversation(
   ctx: DomainContext,
   input: { organizationId: string; conversationId: string },
 ): Promise<ConversationRecord> {
-  try {
-    const result = await ctx.db.client.send(
+  const result = await refusedAs(
+    ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(input.organizationId, input.conversationId),
@@ -128,12 +128,9 @@ export async function closeConversation(
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: { ":closed": "closed" },
         ReturnValues: "ALL_NEW",
-        ReturnValuesOnConditionCheckFailure: "NONE",
       }),
-    );
-    return records.conversation(result.Attributes ?? {});
-  } catch (error) {
-    refusedItem(error);
-    throw new AppError("conversation_not_found");
-  }
+    ),
+    () => new AppError("conversation_not_found"),
+  );
+  return records.conversation(result.Attributes ?? {});
 }

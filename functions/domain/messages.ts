@@ -17,6 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
@@ -269,7 +270,8 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       }),
     ]);
     tools = toolBox;
-    const reply = await raceDeadline(
+    // An engine that ignores its signal must still not hold the turn past the deadline.
+    const reply = await raceAbort(
       engine.reply({
         instructions: chatbot.instructions,
         history: request.history.map(toHistoryMessage),
@@ -306,25 +308,6 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     });
     return { messages: [chatbot.fallbackReply], engine: chatbot.engine.kind, fallback: true, ...collected() };
   }
-}
-
-/** An engine that ignores its signal must still not hold the turn past the deadline. */
-function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function toHistoryMessage(message: MessageRecord): HistoryMessage {

@@ -8,13 +8,12 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { apiKeyKeysOf } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { cancellationReasons } from "#functions/store/conditions";
+import { cancellationReasons, refusedAs } from "#functions/store/conditions";
 import {
   gsi1,
   type Item,
@@ -40,18 +39,16 @@ export async function createOrganization(
     version: 1,
     createdAt: isoTime(ctx.clock()),
   };
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new PutCommand({
         TableName: ctx.db.tableName,
         Item: items.organization(record),
         ConditionExpression: "attribute_not_exists(PK)",
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
-    throw error;
-  }
+    ),
+    () => new AppError("conflict"),
+  );
   return record;
 }
 

@@ -8,13 +8,13 @@
  * Only `testTool` (and the message Lambda) decrypt them, to call the platform.
  */
 import { randomUUID } from "node:crypto";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { ToolOutcome } from "#functions/agent/engine";
 import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
+import { refusedAs } from "#functions/store/conditions";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
 import type { CredentialCipher } from "#functions/tools/credentials";
 import type { HttpGet } from "#functions/tools/http-get";
@@ -115,18 +115,16 @@ export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<T
     updatedAt: now,
   };
   const record = await withCredentials(ctx, checkedRecord(base), input.credentials);
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new PutCommand({
         TableName: ctx.db.tableName,
         Item: items.tool(record),
         ConditionExpression: "attribute_not_exists(PK)",
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
-    throw error;
-  }
+    ),
+    () => new AppError("conflict"),
+  );
   return viewOf(record);
 }
 
@@ -166,8 +164,8 @@ export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Pro
     updatedAt: laterThan(current.updatedAt, isoTime(ctx.clock())),
   });
   if (input.credentials) next = await withCredentials(ctx, next, input.credentials);
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new PutCommand({
         TableName: ctx.db.tableName,
         Item: items.tool(next),
@@ -175,11 +173,9 @@ export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Pro
         ConditionExpression: "updatedAt = :seen",
         ExpressionAttributeValues: { ":seen": current.updatedAt },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("conflict");
-    throw error;
-  }
+    ),
+    () => new AppError("conflict"),
+  );
   return viewOf(next);
 }
 
@@ -187,18 +183,16 @@ export async function removeTool(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; toolId: string },
 ): Promise<void> {
-  try {
-    await ctx.db.client.send(
+  await refusedAs(
+    ctx.db.client.send(
       new DeleteCommand({
         TableName: ctx.db.tableName,
         Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
         ConditionExpression: "attribute_exists(PK)",
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new AppError("tool_not_found");
-    throw error;
-  }
+    ),
+    () => new AppError("tool_not_found"),
+  );
 }
 
 // ---------- testing a tool against its platform ----------

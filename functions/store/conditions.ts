@@ -24,3 +24,16 @@ export function cancellationReasons(
     item: reason.Item ? (unmarshall(reason.Item) as Item) : undefined,
   }));
 }
+
+/**
+ * Awaits a conditional write; when DynamoDB refuses its condition, throws `refusal()` instead
+ * (e.g. "conflict" for a create, "not found" for an update of something absent).
+ */
+export async function refusedAs<T>(write: Promise<T>, refusal: () => Error): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw refusal();
+    throw error;
+  }
+}
