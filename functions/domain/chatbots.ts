@@ -7,7 +7,7 @@ import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand } 
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { refusedAs } from "#functions/store/conditions";
+import { putNew, refusedAs } from "#functions/store/conditions";
 import {
   type ChatbotRecord,
   type EngineConfig,
@@ -62,16 +62,7 @@ export async function createChatbot(
     updatedAt: now,
   });
   await ensureOrganization(ctx, organizationId);
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.chatbot(record),
-        ConditionExpression: "attribute_not_exists(PK)",
-      }),
-    ),
-    () => new AppError("conflict"),
-  );
+  await putNew(ctx.db, items.chatbot(record), () => new AppError("conflict"));
   return record;
 }
 

@@ -8,12 +8,12 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { apiKeyKeysOf } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { cancellationReasons, refusedAs } from "#functions/store/conditions";
+import { cancellationReasons, putNew } from "#functions/store/conditions";
 import {
   gsi1,
   type Item,
@@ -39,16 +39,7 @@ export async function createOrganization(
     version: 1,
     createdAt: isoTime(ctx.clock()),
   };
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.organization(record),
-        ConditionExpression: "attribute_not_exists(PK)",
-      }),
-    ),
-    () => new AppError("conflict"),
-  );
+  await putNew(ctx.db, items.organization(record), () => new AppError("conflict"));
   return record;
 }
 

@@ -14,7 +14,7 @@ import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { refusedAs } from "#functions/store/conditions";
+import { putNew, refusedAs } from "#functions/store/conditions";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
 import type { CredentialCipher } from "#functions/tools/credentials";
 import type { HttpGet } from "#functions/tools/http-get";
@@ -115,16 +115,7 @@ export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<T
     updatedAt: now,
   };
   const record = await withCredentials(ctx, checkedRecord(base), input.credentials);
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.tool(record),
-        ConditionExpression: "attribute_not_exists(PK)",
-      }),
-    ),
-    () => new AppError("conflict"),
-  );
+  await putNew(ctx.db, items.tool(record), () => new AppError("conflict"));
   return viewOf(record);
 }
 

@@ -1,6 +1,8 @@
 /** Reading DynamoDB's refusals of conditional writes. */
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
+import type { Db } from "#functions/store/dynamodb";
 import type { Item } from "#functions/store/items";
 
 /**
@@ -36,4 +38,18 @@ export async function refusedAs<T>(write: Promise<T>, refusal: () => Error): Pro
     if (error instanceof ConditionalCheckFailedException) throw refusal();
     throw error;
   }
+}
+
+/** Creates an item that must not exist yet; if one with its key does, throws `exists()`. */
+export async function putNew(db: Db, item: Item, exists: () => Error): Promise<void> {
+  await refusedAs(
+    db.client.send(
+      new PutCommand({
+        TableName: db.tableName,
+        Item: item,
+        ConditionExpression: "attribute_not_exists(PK)",
+      }),
+    ),
+    exists,
+  );
 }
