@@ -8,18 +8,13 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
-import {
-  BatchGetCommand,
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, refusedAs } from "#functions/store/conditions";
-import { type ApiKeyRecord, gsi1, type Item, items, keys, records } from "#functions/store/items";
+import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
+import { type ApiKeyRecord, gsi1, items, type Key, keys, records } from "#functions/store/items";
 
 export const API_KEY_PREFIX = "cbk_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -135,50 +130,19 @@ export async function createApiKey(
   return { apiKey, record };
 }
 
-/** The organization's keys, newest last. Two steps: the keys-only index, then the items. */
+/** The organization's keys, oldest first. Two steps: the keys-only index, then the items. */
 export async function listApiKeys(ctx: DomainContext, organizationId: string): Promise<ApiKeyRecord[]> {
-  const keyItems = await apiKeyKeysOf(ctx, organizationId);
-  const found: ApiKeyRecord[] = [];
-  for (let start = 0; start < keyItems.length; start += 100) {
-    let request: Record<string, { Keys: Item[] }> | undefined = {
-      [ctx.db.tableName]: { Keys: keyItems.slice(start, start + 100) },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const response = await ctx.db.client.send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of response.Responses?.[ctx.db.tableName] ?? []) found.push(records.apiKey(item));
-      request = response.UnprocessedKeys as Record<string, { Keys: Item[] }> | undefined;
-    }
-  }
+  const found = (await batchGetItems(ctx.db, await apiKeyKeysOf(ctx, organizationId))).map(records.apiKey);
   return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
 }
 
-/** Table keys (PK, SK) of an organization's API-key items, from GSI1. */
-export async function apiKeyKeysOf(
-  ctx: DomainContext,
-  organizationId: string,
-  keyId?: string,
-): Promise<Item[]> {
-  const found: Item[] = [];
-  let exclusiveStartKey: Item | undefined;
-  do {
-    const response = await ctx.db.client.send(
-      new QueryCommand({
-        TableName: ctx.db.tableName,
-        IndexName: gsi1.name,
-        KeyConditionExpression: keyId
-          ? "GSI1PK = :pk AND GSI1SK = :sk"
-          : "GSI1PK = :pk AND begins_with(GSI1SK, :sk)",
-        ExpressionAttributeValues: {
-          ":pk": gsi1.organizationPartition(organizationId),
-          ":sk": keyId ? gsi1.apiKeySortKey(keyId) : gsi1.apiKeysPrefix,
-        },
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    for (const item of response.Items ?? []) found.push({ PK: item.PK, SK: item.SK });
-    exclusiveStartKey = response.LastEvaluatedKey;
-  } while (exclusiveStartKey);
-  return found;
+/** Table keys (PK, SK) of an organization's API-key items (or of one of them), from GSI1. */
+export function apiKeyKeysOf(ctx: DomainContext, organizationId: string, keyId?: string): Promise<Key[]> {
+  return gsi1Keys(
+    ctx.db,
+    gsi1.organizationPartition(organizationId),
+    keyId ? { equals: gsi1.apiKeySortKey(keyId) } : { beginsWith: gsi1.apiKeysPrefix },
+  );
 }
 
 /** Revokes a key. Takes effect on the key's next request (no authorizer cache to wait for). */

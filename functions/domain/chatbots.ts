@@ -3,11 +3,13 @@
  * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
  */
 import { randomUUID } from "node:crypto";
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
 import { putNew, refusedAs } from "#functions/store/conditions";
+import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
   type EngineConfig,
@@ -61,7 +63,7 @@ export async function createChatbot(
     createdAt: now,
     updatedAt: now,
   });
-  await ensureOrganization(ctx, organizationId);
+  await getOrganization(ctx, organizationId);
   await putNew(ctx.db, items.chatbot(record), () => new AppError("conflict"));
   return record;
 }
@@ -102,34 +104,10 @@ export async function updateChatbot(
 }
 
 export async function listChatbots(ctx: DomainContext, organizationId: string): Promise<ChatbotRecord[]> {
-  const found: ChatbotRecord[] = [];
-  let exclusiveStartKey: Item | undefined;
-  do {
-    const page = await ctx.db.client.send(
-      new QueryCommand({
-        TableName: ctx.db.tableName,
-        IndexName: gsi1.name,
-        KeyConditionExpression: "GSI1PK = :pk AND begins_with(GSI1SK, :prefix)",
-        ExpressionAttributeValues: {
-          ":pk": gsi1.organizationPartition(organizationId),
-          ":prefix": gsi1.chatbotsPrefix,
-        },
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    const pageKeys = (page.Items ?? []).map((item) => ({ PK: item.PK, SK: item.SK }));
-    for (let start = 0; start < pageKeys.length; start += 100) {
-      let request: Record<string, { Keys: Item[] }> | undefined = {
-        [ctx.db.tableName]: { Keys: pageKeys.slice(start, start + 100) },
-      };
-      while (request && Object.keys(request).length > 0) {
-        const response = await ctx.db.client.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of response.Responses?.[ctx.db.tableName] ?? []) found.push(records.chatbot(item));
-        request = response.UnprocessedKeys as Record<string, { Keys: Item[] }> | undefined;
-      }
-    }
-    exclusiveStartKey = page.LastEvaluatedKey;
-  } while (exclusiveStartKey);
+  const chatbotKeys = await gsi1Keys(ctx.db, gsi1.organizationPartition(organizationId), {
+    beginsWith: gsi1.chatbotsPrefix,
+  });
+  const found = (await batchGetItems(ctx.db, chatbotKeys)).map(records.chatbot);
   return found.sort(
     (a, b) => a.createdAt.localeCompare(b.createdAt) || a.chatbotId.localeCompare(b.chatbotId),
   );
@@ -242,13 +220,6 @@ export async function removeKnowledgeEntry(
 }
 
 // ---------- checks ----------
-
-async function ensureOrganization(ctx: DomainContext, organizationId: string): Promise<void> {
-  const { Item } = await ctx.db.client.send(
-    new GetCommand({ TableName: ctx.db.tableName, Key: keys.organization(organizationId) }),
-  );
-  if (!Item) throw new AppError("organization_not_found");
-}
 
 function checkedSettings(record: ChatbotRecord): ChatbotRecord {
   const problems: string[] = [];

@@ -8,15 +8,15 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { apiKeyKeysOf } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, putNew } from "#functions/store/conditions";
+import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   gsi1,
-  type Item,
   items,
   keys,
   type OrganizationRecord,
@@ -59,27 +59,12 @@ export async function getOrganization(
 }
 
 export async function listOrganizations(ctx: DomainContext): Promise<OrganizationRecord[]> {
-  const found: OrganizationRecord[] = [];
-  let exclusiveStartKey: Item | undefined;
-  do {
-    const page = await ctx.db.client.send(
-      new QueryCommand({
-        TableName: ctx.db.tableName,
-        IndexName: gsi1.name,
-        KeyConditionExpression: "GSI1PK = :pk",
-        ExpressionAttributeValues: { ":pk": gsi1.organizationsPartition },
-        ExclusiveStartKey: exclusiveStartKey,
-      }),
-    );
-    for (const key of page.Items ?? []) {
-      const { Item } = await ctx.db.client.send(
-        new GetCommand({ TableName: ctx.db.tableName, Key: { PK: key.PK, SK: key.SK } }),
-      );
-      if (Item) found.push(records.organization(Item));
-    }
-    exclusiveStartKey = page.LastEvaluatedKey;
-  } while (exclusiveStartKey);
-  return found;
+  const found = (await batchGetItems(ctx.db, await gsi1Keys(ctx.db, gsi1.organizationsPartition))).map(
+    records.organization,
+  );
+  return found.sort(
+    (a, b) => a.createdAt.localeCompare(b.createdAt) || a.organizationId.localeCompare(b.organizationId),
+  );
 }
 
 export interface OrganizationChanges {
