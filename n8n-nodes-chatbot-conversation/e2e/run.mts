@@ -505,7 +505,9 @@ async function credentialTest(n8nBin: string, userFolder: string, api: Api): Pro
 		while (!ready && Date.now() < deadline) {
 			if (exited) throw new Error(`n8n start exited:\n${output}`);
 			try {
-				ready = (await fetch(`${base}/rest/settings`)).ok;
+				// not /rest/settings: during migrations n8n answers every path with 200 "n8n is
+				// starting up"; readiness turns 200 only after all REST controllers are registered
+				ready = (await fetch(`${base}/healthz/readiness`)).status === 200;
 			} catch {
 				// not listening yet
 			}
