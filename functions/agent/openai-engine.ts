@@ -1,11 +1,10 @@
 /**
- * The engine for OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, hosted providers). The
- * wire protocol is one JSON POST, so it is spoken with Node's own fetch: the official client weighs
- * 150–390 KB, and even small wrappers (openai-fetch with ky, 18 KB) brought retries and timeouts that
- * had to be switched off, because `withRetry` and the turn's signal do both, by deadline. Only fields
- * every provider understands are sent; the reply is validated, because providers differ in what
- * they leave out.
+ * The engine for OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, hosted providers), through
+ * `openai-fetch`: 18 KB where the official client weighs 150–390 KB. Only fields every provider
+ * understands are sent; the reply is validated, because providers differ in what they leave out.
+ * ky's retries and timeout are switched off: `withRetry` and the turn's signal do both, by deadline.
  */
+import { APIError, type ChatParams, OpenAIClient } from "openai-fetch";
 import * as z from "zod/mini";
 import { signalWithDeadline } from "#functions/agent/deadline";
 import type {
@@ -38,38 +37,25 @@ export interface OpenAiEngineOptions {
 }
 
 export function createOpenAiEngine(options: OpenAiEngineOptions): ChatEngine {
-  const complete = chatCompletionsClient(options);
-  return { kind: "openai", reply: (turn) => reply(complete, options, turn) };
-}
-
-/** A non-2xx answer of the provider: its status and headers decide the retry. */
-export class ChatCompletionHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly headers: Headers,
-  ) {
-    super(`Chat completion answered HTTP ${status}`);
-    this.name = "ChatCompletionHttpError";
-  }
-}
-
-type CompleteChat = (request: ChatRequest, signal: AbortSignal) => Promise<unknown>;
-
-/** POST {baseUrl}/chat/completions; a 2xx body that is not JSON throws SyntaxError. */
-function chatCompletionsClient(options: OpenAiEngineOptions): CompleteChat {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
-  // Keyless providers (a local Ollama) get no Authorization header at all.
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  return async (request, signal) => {
-    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(request), signal });
-    if (!response.ok) {
-      // Drain the body so the connection can be reused; the error details are the provider's, not ours.
-      await response.body?.cancel().catch(() => undefined);
-      throw new ChatCompletionHttpError(response.status, response.headers);
-    }
-    return JSON.parse(await response.text()) as unknown;
-  };
+  const client = new OpenAIClient({
+    // openai-fetch falls back to OPENAI_API_KEY when given none: never send that key to another provider.
+    apiKey: options.apiKey || "none",
+    baseUrl: options.baseUrl,
+    kyOptions: {
+      retry: 0,
+      timeout: false,
+      hooks: {
+        beforeRequest: [
+          (request) => {
+            // OpenAI-Organization may come from the environment; it is OpenAI-specific.
+            request.headers.delete("OpenAI-Organization");
+            if (!options.apiKey) request.headers.delete("Authorization");
+          },
+        ],
+      },
+    },
+  });
+  return { kind: "openai", reply: (turn) => reply(client, options, turn) };
 }
 
 type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
@@ -131,7 +117,7 @@ const chatResponseSchema = z.object({
 });
 
 async function reply(
-  complete: CompleteChat,
+  client: OpenAIClient,
   options: OpenAiEngineOptions,
   turn: EngineTurn,
 ): Promise<EngineReply> {
@@ -149,12 +135,16 @@ async function reply(
   try {
     for (let toolRounds = 0; ; toolRounds++) {
       const started = Date.now();
-      const raw: unknown = await withRetry(() => complete(request, signal), {
-        deadline: turn.deadline,
-        signal,
-        classify: (error) => describeOpenAiFailure(error),
-        ...options.retry,
-      });
+      const raw: unknown = await withRetry(
+        // openai-fetch types `content` as a string only; the wire format also takes content parts (images).
+        () => client.createChatCompletion(request as unknown as ChatParams, { signal }),
+        {
+          deadline: turn.deadline,
+          signal,
+          classify: (error) => describeOpenAiFailure(error),
+          ...options.retry,
+        },
+      );
       modelLatencyMs += Date.now() - started;
       const parsed = chatResponseSchema.safeParse(raw);
       const choice = parsed.success ? parsed.data.choices[0] : undefined;
@@ -268,7 +258,7 @@ const retryableStatuses = new Set([429, 500, 502, 503, 504]);
 /** How a failed completion call counts: its reason if final, and whether a retry may help. */
 export function describeOpenAiFailure(error: unknown): FailureVerdict & { reason: EngineErrorReason } {
   if (error instanceof SyntaxError) return { reason: "malformed_output", retryable: false };
-  if (!(error instanceof ChatCompletionHttpError)) {
+  if (!(error instanceof APIError) || typeof error.status !== "number") {
     // Connection refused, DNS failure: not in the retry list (the endpoint is likely misconfigured or down).
     return { reason: "model_error", retryable: false };
   }
@@ -282,8 +272,9 @@ export function describeOpenAiFailure(error: unknown): FailureVerdict & { reason
           ? "configuration"
           : "model_error";
   if (!retryableStatuses.has(status)) return { reason, retryable: false };
+  const headers = error.headers ?? {};
   const retryAfterMs = parseRetryAfter(
-    { retryAfter: error.headers.get("retry-after"), retryAfterMs: error.headers.get("retry-after-ms") },
+    { retryAfter: headers["retry-after"], retryAfterMs: headers["retry-after-ms"] },
     Date.now(),
   );
   return retryAfterMs === undefined ? { reason, retryable: true } : { reason, retryable: true, retryAfterMs };
@@ -293,6 +284,6 @@ function toEngineError(error: unknown, signal: AbortSignal): EngineError {
   if (error instanceof EngineError) return error;
   if (signal.aborted) return new EngineError("timeout", "The turn's deadline passed", { cause: error });
   const { reason } = describeOpenAiFailure(error);
-  const label = error instanceof ChatCompletionHttpError ? `HTTP ${error.status}` : "no response";
+  const label = error instanceof APIError && error.status ? `HTTP ${error.status}` : "no response";
   return new EngineError(reason, `Chat completion failed: ${label}`, { cause: error });
 }

@@ -1,9 +1,8 @@
 /**
- * Deadline-aware retry for model calls. The SDK's own retries are switched off (the OpenAI
- * engine's fetch has none) so that this is the only retry in the path: it knows the turn's
- * deadline, which the SDK's does not, and never sleeps into time the visitor no longer has.
- * Which failures are worth retrying is the caller's call (`classify`): each engine knows its
- * provider's throttling and transient errors.
+ * Deadline-aware retry for model calls. The SDK's and ky's own retries are switched off so that this
+ * is the only retry in the path: it knows the turn's deadline, which theirs do not, and never sleeps
+ * into time the visitor no longer has. Which failures are worth retrying is the caller's call
+ * (`classify`): each engine knows its provider's throttling and transient errors.
  */
 import { abortableSleep } from "#functions/agent/deadline";
 
