@@ -22,11 +22,20 @@ import { basicAuth, endpoint, secretString, subdomain } from "#functions/tools/t
 import { emailVariable, orderReferenceVariable } from "#functions/tools/templates/variables";
 import { sameValue } from "#functions/tools/variables";
 
-/** Picqer requires an identifying User-Agent (app name plus contact). */
+/**
+ * Picqer requires an identifying User-Agent: the app's name plus a URL or e-mail to reach its
+ * operator. The operator gives theirs as `contact`; without it the product name alone is sent.
+ */
 export const PICQER_USER_AGENT = "ChatbotConversationAPI/1.0 (order look-up tool)";
+export const picqerUserAgent = (contact: string | undefined): string =>
+  contact ? `ChatbotConversationAPI/1.0 (order look-up tool; ${contact})` : PICQER_USER_AGENT;
 const MAX_PICKLISTS = 3;
 
-const configSchema = z.object({ subdomain });
+const configSchema = z.object({
+  subdomain,
+  // An e-mail address or URL; no parentheses or control characters, which would break the header.
+  contact: z.optional(z.string().check(z.minLength(3), z.maxLength(100), z.regex(/^[^\s()\\;]+$/))),
+});
 const secretSchema = z.object({ apiKey: secretString });
 
 export type PicqerConfig = z.infer<typeof configSchema>;
@@ -38,7 +47,10 @@ const variables = [orderReferenceVariable, emailVariable] as const;
 function get(request: Request, path: string, query: Record<string, string> = {}) {
   return request.http({
     url: endpoint(`https://${request.config.subdomain}.picqer.com`, `/api/v1${path}`, query),
-    headers: { authorization: basicAuth(request.secrets.apiKey, "X"), "user-agent": PICQER_USER_AGENT },
+    headers: {
+      authorization: basicAuth(request.secrets.apiKey, "X"),
+      "user-agent": picqerUserAgent(request.config.contact),
+    },
     signal: request.signal,
     deadline: request.deadline,
   });

@@ -277,6 +277,18 @@ describe("Picqer", () => {
     expect(result.kind).toBe("found");
   });
 
+  it("names the operator's contact in the User-Agent when one is configured", async () => {
+    await lookup({
+      tool: demoTool("picqer", { contact: "support@demo-webshop.example" }),
+      variables: { order_reference: "WEB-2002", email: "lotte.smit@example.nl" },
+      http,
+    });
+    const agents = fakes.picqer.requests.map((request) => request.headers["user-agent"]);
+    expect(agents.length).toBeGreaterThan(0);
+    for (const agent of agents)
+      expect(agent).toBe("ChatbotConversationAPI/1.0 (order look-up tool; support@demo-webshop.example)");
+  });
+
   it("stops after the first request when reference and e-mail match directly (e-mail case-insensitive)", async () => {
     const result = await lookup({
       tool: demoTool("picqer"),

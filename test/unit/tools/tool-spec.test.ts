@@ -79,6 +79,15 @@ describe("configureTool", () => {
       },
     ],
     ["a Picqer subdomain with a dot", { id: "t", name: "t", kind: "picqer", config: { subdomain: "a.b" } }],
+    [
+      "a Picqer contact that would break the User-Agent header",
+      {
+        id: "t",
+        name: "t",
+        kind: "picqer",
+        config: { subdomain: "shop", contact: "ops@shop.example)\r\nX: y" },
+      },
+    ],
   ] as const)("rejects %s", (_title, stored) => {
     expect(configureTool(stored).ok).toBe(false);
   });
