@@ -20,18 +20,41 @@ import { HttpLambdaAuthorizer, HttpLambdaResponseType } from "aws-cdk-lib/aws-ap
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
 import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
-import { Effect, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { esbuildOptions } from "./bundling.ts";
-import { authorizer, authorizerSettings, type FunctionDefinition, routeMiss, routes } from "./routes.ts";
+import {
+  authorizer,
+  authorizerSettings,
+  type FunctionDefinition,
+  routeMiss,
+  routes,
+  type TableAction,
+} from "./routes.ts";
 import type { StageConfig } from "./stage-config.ts";
 import { tableSchema } from "./table-schema.ts";
 
 const root = resolve(import.meta.dirname, "..");
+
+/**
+ * What the operator CLI (`npm run admin -- … --table`) does on the table: reads, writes, the
+ * transactions of conversation and key changes (ConditionCheckItem plus their parts), batched
+ * listing and cleanup. Never Scan: every listing is a Query.
+ */
+const operatorTableActions: readonly TableAction[] = [
+  "dynamodb:GetItem",
+  "dynamodb:BatchGetItem",
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:Query",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:ConditionCheckItem",
+];
 
 export interface ApiStackProps extends StackProps {
   config: StageConfig;
@@ -216,6 +239,29 @@ export class ApiStack extends Stack {
     new CfnOutput(this, "ToolCredentialsKeyArn", {
       value: toolCredentialsKey.keyArn,
       description: "KMS key for look-up tool credentials (the operator CLI needs it).",
+    });
+    // The operators' rights as one policy to attach to their role or user, so nobody needs
+    // broader DynamoDB or KMS rights to run the CLI against a deployed stage.
+    const operatorPolicy = new ManagedPolicy(this, "OperatorPolicy", {
+      description: `Operator CLI of the chatbot API (${config.stage}): its table and tool-credentials key only`,
+      statements: [
+        new PolicyStatement({ actions: [...operatorTableActions], resources: [this.table.tableArn] }),
+        new PolicyStatement({
+          actions: ["dynamodb:Query"],
+          resources: tableSchema.globalSecondaryIndexes.map(
+            (index) => `${this.table.tableArn}/index/${index.indexName}`,
+          ),
+        }),
+        // GenerateDataKey seals credentials (tools add/update); Decrypt opens them (tools test).
+        new PolicyStatement({
+          actions: ["kms:GenerateDataKey", "kms:Decrypt"],
+          resources: [toolCredentialsKey.keyArn],
+        }),
+      ],
+    });
+    new CfnOutput(this, "OperatorPolicyArn", {
+      value: operatorPolicy.managedPolicyArn,
+      description: "Attach to the operators' IAM role or user to run the admin CLI against this stage.",
     });
     new CfnOutput(this, "ModelSecretPrefix", {
       value: modelSecretPrefix(config.stage),

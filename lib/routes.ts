@@ -7,9 +7,10 @@
  * Pure data (no CDK imports): the route-miss Lambda bundles it too.
  */
 
-/** DynamoDB actions a function may use on the table (least privilege, per function). */
+/** DynamoDB actions a function (or the operator CLI) may use on the table: least privilege, per role. */
 export type TableAction =
   | "dynamodb:GetItem"
+  | "dynamodb:BatchGetItem"
   | "dynamodb:PutItem"
   | "dynamodb:UpdateItem"
   | "dynamodb:DeleteItem"

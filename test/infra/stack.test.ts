@@ -123,6 +123,41 @@ describe("the functions", () => {
   });
 });
 
+describe("the operators", () => {
+  it("get one managed policy: the CLI's table actions, Query on the index, the tool key, nothing else", () => {
+    const [policy, ...others] = ofType("AWS::IAM::ManagedPolicy");
+    expect(others).toEqual([]);
+    if (!policy) throw new Error("the stack has no operator policy");
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    const byResource = statements.map((statement) => [
+      JSON.stringify(statement.Resource),
+      ([statement.Action].flat() as string[]).sort(),
+    ]);
+    expect(byResource).toEqual([
+      [
+        expect.stringMatching(/^\{"Fn::GetAtt":\["Table[^"]*","Arn"\]\}$/),
+        [
+          "dynamodb:BatchGetItem",
+          "dynamodb:BatchWriteItem",
+          "dynamodb:ConditionCheckItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:GetItem",
+          "dynamodb:PutItem",
+          "dynamodb:Query",
+          "dynamodb:UpdateItem",
+        ],
+      ],
+      [expect.stringMatching(/\/index\/GSI1"/), ["dynamodb:Query"]],
+      [
+        expect.stringMatching(/^\{"Fn::GetAtt":\["ToolCredentialsKey[^"]*","Arn"\]\}$/),
+        ["kms:Decrypt", "kms:GenerateDataKey"],
+      ],
+    ]);
+    template.hasOutput("OperatorPolicyArn", {});
+  });
+});
+
 describe("the table", () => {
   it("is on demand with PK/SK, a keys-only GSI1, TTL and point-in-time recovery", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", {
