@@ -20,12 +20,16 @@ import { createApiKey } from "#functions/domain/api-keys";
 import { createChatbot } from "#functions/domain/chatbots";
 import { systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
+import { addTool } from "#functions/domain/tools";
 import { createDb } from "#functions/store/dynamodb";
+import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
+import { demoOrder } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
 import { allFunctions } from "#lib/routes";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
+import { wooDemo } from "#test/fakes/platforms/woocommerce";
 
 const root = resolve(import.meta.dirname, "..");
 const INIT_RUNS = 11;
@@ -270,13 +274,46 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
       ],
       ["GET /api/me", () => send("GET", "/api/me")],
       ["GET /ping", () => send("GET", "/ping")],
-      ["401 (unknown key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
+      ["401 (malformed key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
     ];
     const rows: [string, string, string, number][] = [];
     for (const [name, run] of scenarios) {
       await run(); // warm
       proxy.calls.length = 0;
       const { status } = await run();
+      const authorizer = proxy.calls.filter((call) => call.partitionKey === "APIKEY");
+      const handler = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
+      rows.push([name, summarise(authorizer), summarise(handler), status]);
+    }
+
+    // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
+    // and e-mail in one message, first asked (cache miss), then asked again (answered from cache).
+    const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+    const lookupBot = await createChatbot(ctx, {
+      organizationId: organization.organizationId,
+      name: "Bench look-up bot",
+    });
+    await addTool(
+      { ...ctx, ...(credentials ? { credentials } : {}) },
+      {
+        organizationId: organization.organizationId,
+        chatbotId: lookupBot.chatbotId,
+        kind: "woocommerce",
+        name: "order_status",
+        config: { ...wooDemo.config },
+        credentials: { ...wooDemo.secrets },
+      },
+    );
+    const lookupConversation = await send("POST", "/api/conversation", { chatbot_id: lookupBot.chatbotId });
+    const lookupConversationId = String(lookupConversation.body.conversation_id);
+    await send("POST", "/api/message", { conversation_id: lookupConversationId, message: "hello" });
+    const question = `Where is order ${demoOrder.orderNumber}? My e-mail is ${demoOrder.email}`;
+    for (const name of ["POST /api/message (order look-up)", "POST /api/message (same look-up, cached)"]) {
+      proxy.calls.length = 0;
+      const { status } = await send("POST", "/api/message", {
+        conversation_id: lookupConversationId,
+        message: question,
+      });
       const authorizer = proxy.calls.filter((call) => call.partitionKey === "APIKEY");
       const handler = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
       rows.push([name, summarise(authorizer), summarise(handler), status]);
