@@ -9,7 +9,10 @@
  *     n8n installs a community package (~/.n8n/nodes/node_modules/n8n-nodes-chatbot-conversation);
  *  4. imports two credentials (the demo key and a wrong key) and e2e/workflow.json, runs the
  *     workflow with `n8n execute`, and checks every node's output;
- *  5. starts `n8n start` and runs the credential test of the real n8n UI for both credentials.
+ *  5. runs e2e/agent-workflow.json: n8n's AI Agent, its OpenAI Chat Model pointed at a scripted
+ *     Chat Completions server started here, and this node as the agent's tool. The model calls
+ *     the tool, the tool sends the question to the API, the chatbot's answer goes back to the model;
+ *  6. starts `n8n start` and runs the credential test of the real n8n UI for both credentials.
  * Any failed check exits with code 1.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -23,6 +26,7 @@ import {
 	rmSync,
 	writeFileSync,
 } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -36,6 +40,10 @@ const keepFiles = process.env.E2E_KEEP === '1';
 const CREDENTIAL_ID = 'chatbotE2eCred01';
 const WRONG_CREDENTIAL_ID = 'chatbotE2eBadKey';
 const WORKFLOW_ID = 'chatbotE2eWorkflow01';
+const AGENT_WORKFLOW_ID = 'chatbotE2eAgentFlow01';
+const MODEL_CREDENTIAL_ID = 'chatbotE2eModel01';
+/** What the scripted model has the agent ask the shop's chatbot (the demo knowledge answers it). */
+const AGENT_QUESTION = 'What are your customer service opening hours?';
 const NODE_TYPE = 'n8n-nodes-chatbot-conversation.chatbotConversation';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -471,7 +479,199 @@ async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Pr
 	);
 }
 
-/* 5. the credential test of the n8n UI ------------------------------------------------------ */
+/* 5. the node as an AI Agent tool ------------------------------------------------------------ */
+
+interface ScriptedModel {
+	url: string;
+	requests: JsonObject[];
+	close(): Promise<void>;
+}
+
+async function readJson(request: IncomingMessage): Promise<Json> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of request) chunks.push(chunk as Buffer);
+	return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+}
+
+/**
+ * An OpenAI Chat Completions server with a script: while no tool result is in the conversation it
+ * calls the first tool it was offered with AGENT_QUESTION; then it answers with the tool's result.
+ */
+async function startScriptedModel(): Promise<ScriptedModel> {
+	const requests: JsonObject[] = [];
+	const server = createHttpServer((request, response) => {
+		void readJson(request).then(
+			(body) => {
+				const chat = isObject(body) ? body : {};
+				requests.push(chat);
+				const messages = (Array.isArray(chat.messages) ? chat.messages : []).filter(isObject);
+				const toolResult = messages.find((message) => message.role === 'tool');
+				const tools = (Array.isArray(chat.tools) ? chat.tools : []).filter(isObject);
+				const toolName =
+					isObject(tools[0]?.function) && typeof tools[0].function.name === 'string'
+						? tools[0].function.name
+						: 'no_tool_offered';
+				const message = toolResult
+					? { role: 'assistant', content: `The shop's chatbot says: ${String(toolResult.content)}` }
+					: {
+							role: 'assistant',
+							content: null,
+							tool_calls: [
+								{
+									id: 'call_e2e_1',
+									type: 'function',
+									function: {
+										name: toolName,
+										arguments: JSON.stringify({ question: AGENT_QUESTION }),
+									},
+								},
+							],
+						};
+				response.writeHead(200, { 'content-type': 'application/json' });
+				response.end(
+					JSON.stringify({
+						id: `chatcmpl-e2e-${requests.length}`,
+						object: 'chat.completion',
+						created: Math.floor(Date.now() / 1000),
+						model: chat.model ?? 'e2e-scripted-model',
+						choices: [{ index: 0, message, finish_reason: toolResult ? 'stop' : 'tool_calls' }],
+						usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+					}),
+				);
+			},
+			() => {
+				response.writeHead(400, { 'content-type': 'application/json' });
+				response.end('{"error":{"message":"not JSON"}}');
+			},
+		);
+	});
+	await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+	const address = server.address();
+	const port = typeof address === 'object' && address ? address.port : 0;
+	return {
+		url: `http://127.0.0.1:${port}/v1`,
+		requests,
+		close: () => new Promise((done) => server.close(() => done())),
+	};
+}
+
+async function agentUsesTheNode(n8nBin: string, userFolder: string, api: Api): Promise<void> {
+	const model = await startScriptedModel();
+	try {
+		const env = n8nEnv(userFolder);
+		const started = await fetch(`${api.baseUrl}/api/conversation`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${api.apiKey}`, 'content-type': 'application/json' },
+			body: JSON.stringify({ chatbot_id: api.chatbotId }),
+		});
+		const conversation = (await started.json()) as Json;
+		const conversationId = isObject(conversation) ? String(conversation.conversation_id) : '';
+
+		const credentialsFile = join(userFolder, 'model-credentials.json');
+		writeFileSync(
+			credentialsFile,
+			JSON.stringify([
+				{
+					id: MODEL_CREDENTIAL_ID,
+					name: 'Scripted model',
+					type: 'openAiApi',
+					data: { apiKey: 'sk-e2e-only', url: model.url },
+				},
+			]),
+		);
+		const workflowFile = join(userFolder, 'agent-workflow.json');
+		writeFileSync(
+			workflowFile,
+			readFileSync(join(e2eDir, 'agent-workflow.json'), 'utf8').replaceAll(
+				'__CONVERSATION_ID__',
+				conversationId,
+			),
+		);
+		const cwd = harnessDir;
+		for (const [command, file] of [
+			['import:credentials', credentialsFile],
+			['import:workflow', workflowFile],
+		] as const) {
+			const step = await run(process.execPath, [n8nBin, command, `--input=${file}`], {
+				cwd,
+				env,
+				timeoutMs: 120_000,
+			});
+			if (step.code !== 0)
+				throw new Error(`n8n ${command} failed:\n${step.stdout}\n${step.stderr}`);
+		}
+		const step = await run(
+			process.execPath,
+			[n8nBin, 'execute', `--id=${AGENT_WORKFLOW_ID}`, '--rawOutput'],
+			{ cwd, env, timeoutMs: 180_000 },
+		);
+		log(`n8n execute (AI Agent) exited with ${step.code}`);
+		if (step.code !== 0) {
+			throw new Error(
+				`n8n execute (AI Agent) failed (exit ${step.code}):\n${step.stdout.slice(-6000)}\n${step.stderr.slice(-6000)}`,
+			);
+		}
+		const result = parseRunOutput(step.stdout);
+		if (keepFiles)
+			writeFileSync(join(userFolder, 'agent-run.json'), JSON.stringify(result, null, 2));
+
+		const offered = (Array.isArray(model.requests[0]?.tools) ? model.requests[0].tools : []).filter(
+			isObject,
+		);
+		const parameters = isObject(offered[0]?.function) ? offered[0].function.parameters : undefined;
+		check(
+			offered.length === 1 &&
+				isObject(parameters) &&
+				isObject(parameters.properties) &&
+				'question' in parameters.properties,
+			"the AI Agent offers the node to the model as a tool, with the $fromAI parameter 'question'",
+			offered,
+		);
+
+		const history = await fetch(
+			`${api.baseUrl}/api/conversation/${conversationId}/messages?limit=100`,
+			{ headers: { authorization: `Bearer ${api.apiKey}` } },
+		);
+		const page = (await history.json()) as Json;
+		const messages = (isObject(page) && Array.isArray(page.messages) ? page.messages : []).filter(
+			isObject,
+		);
+		const answer = messages.find((message) => message.role === 'assistant');
+		check(
+			messages.some((message) => message.role === 'user' && message.content === AGENT_QUESTION) &&
+				typeof answer?.content === 'string',
+			"the model's tool call reached the API as the visitor's message, and the chatbot answered",
+			messages,
+		);
+
+		const toolMessage = (
+			Array.isArray(model.requests[1]?.messages) ? model.requests[1].messages : []
+		)
+			.filter(isObject)
+			.find((message) => message.role === 'tool');
+		const chatbotAnswer = typeof answer?.content === 'string' ? answer.content : '<no answer>';
+		check(
+			typeof toolMessage?.content === 'string' &&
+				toolMessage.content.includes(chatbotAnswer.slice(0, 40)),
+			"the chatbot's answer went back to the model as the tool's result",
+			toolMessage,
+		);
+
+		const agent = nodeOutput(result, 'AI Agent');
+		const output = agent.items[0]?.output;
+		check(
+			typeof output === 'string' &&
+				output.startsWith("The shop's chatbot says:") &&
+				output.includes(chatbotAnswer.slice(0, 40)),
+			"the AI Agent's output is the model's final answer built on the tool result",
+			agent,
+		);
+	} finally {
+		await model.close();
+	}
+}
+
+/* 6. the credential test of the n8n UI ------------------------------------------------------ */
 
 async function credentialTest(n8nBin: string, userFolder: string, api: Api): Promise<void> {
 	const port = await freePort();
@@ -586,6 +786,7 @@ async function main(): Promise<void> {
 	try {
 		installPackage(userFolder);
 		await executeWorkflow(n8nBin, userFolder, api);
+		await agentUsesTheNode(n8nBin, userFolder, api);
 		await credentialTest(n8nBin, userFolder, api);
 	} finally {
 		await stop();
