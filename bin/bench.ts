@@ -202,6 +202,18 @@ const summarise = (calls: Call[]) => {
   return [...counts].map(([operation, count]) => `${count}×${operation}`).join(" + ") || "none";
 };
 
+/** The authorizer's calls are the ones on API-key items; everything else is the handler's. */
+const byAuthorizer = (call: Call) => call.partitionKey === "APIKEY";
+
+function countedRow(name: string, status: number, calls: Call[]): [string, string, string, number] {
+  return [
+    name,
+    summarise(calls.filter(byAuthorizer)),
+    summarise(calls.filter((c) => !byAuthorizer(c))),
+    status,
+  ];
+}
+
 async function measureCalls(): Promise<{ rows: [string, string, string, number][]; turn: TurnFigures }> {
   const bedrock = await startKeyedBedrock();
   const runtime = await startLocalRuntime({
@@ -281,9 +293,7 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
       await run(); // warm
       proxy.calls.length = 0;
       const { status } = await run();
-      const authorizer = proxy.calls.filter((call) => call.partitionKey === "APIKEY");
-      const handler = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
-      rows.push([name, summarise(authorizer), summarise(handler), status]);
+      rows.push(countedRow(name, status, proxy.calls));
     }
 
     // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
@@ -314,9 +324,7 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
         conversation_id: lookupConversationId,
         message: question,
       });
-      const authorizer = proxy.calls.filter((call) => call.partitionKey === "APIKEY");
-      const handler = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
-      rows.push([name, summarise(authorizer), summarise(handler), status]);
+      rows.push(countedRow(name, status, proxy.calls));
     }
 
     // 3. A turn with a zero-delay model: the handler's own time, from its "request completed" log line.
@@ -329,7 +337,7 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
     });
     proxy.calls.length = 0;
     await send("POST", "/api/message", { conversation_id: modelConversationId, message: "count" });
-    const turnCalls = proxy.calls.filter((call) => call.partitionKey !== "APIKEY");
+    const turnCalls = proxy.calls.filter((call) => !byAuthorizer(call));
     return { rows, turn: { ...times, calls: summarise(turnCalls), callCount: turnCalls.length } };
   } finally {
     await runtime.stop();

@@ -248,9 +248,7 @@ export class ApiStack extends Stack {
         new PolicyStatement({ actions: [...operatorTableActions], resources: [this.table.tableArn] }),
         new PolicyStatement({
           actions: ["dynamodb:Query"],
-          resources: tableSchema.globalSecondaryIndexes.map(
-            (index) => `${this.table.tableArn}/index/${index.indexName}`,
-          ),
+          resources: this.indexArns(),
         }),
         // GenerateDataKey seals credentials (tools add/update); Decrypt opens them (tools test).
         new PolicyStatement({
@@ -267,6 +265,13 @@ export class ApiStack extends Stack {
       value: modelSecretPrefix(config.stage),
       description: "Create OpenAI-compatible API key secrets under this name prefix.",
     });
+  }
+
+  /** The table's index ARNs: the only resources an index Query is granted on. */
+  private indexArns(): string[] {
+    return tableSchema.globalSecondaryIndexes.map(
+      (index) => `${this.table.tableArn}/index/${index.indexName}`,
+    );
   }
 
   /** How cdk-nag prints this stack's region inside finding ids. */
@@ -306,9 +311,7 @@ export class ApiStack extends Stack {
       role.addToPolicy(
         new PolicyStatement({
           actions: [...definition.index],
-          resources: tableSchema.globalSecondaryIndexes.map(
-            (index) => `${this.table.tableArn}/index/${index.indexName}`,
-          ),
+          resources: this.indexArns(),
         }),
       );
     }

@@ -3,12 +3,12 @@
  * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
  */
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
-import { putNew, refusedAs } from "#functions/store/conditions";
+import { deleteExisting, putIfUnchanged, putNew } from "#functions/store/conditions";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
@@ -88,18 +88,7 @@ export async function updateChatbot(
 ): Promise<ChatbotRecord> {
   const current = await getChatbot(ctx, organizationId, chatbotId);
   const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.chatbot(next),
-        // Optimistic: fail rather than overwrite a change made since our read.
-        ConditionExpression: "updatedAt = :seen",
-        ExpressionAttributeValues: { ":seen": current.updatedAt },
-      }),
-    ),
-    () => new AppError("conflict"),
-  );
+  await putIfUnchanged(ctx.db, items.chatbot(next), current.updatedAt, () => new AppError("conflict"));
   return next;
 }
 
@@ -207,14 +196,9 @@ export async function removeKnowledgeEntry(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; entryId: string },
 ): Promise<void> {
-  await refusedAs(
-    ctx.db.client.send(
-      new DeleteCommand({
-        TableName: ctx.db.tableName,
-        Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
-        ConditionExpression: "attribute_exists(PK)",
-      }),
-    ),
+  await deleteExisting(
+    ctx.db,
+    keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
     () => new AppError("knowledge_entry_not_found"),
   );
 }

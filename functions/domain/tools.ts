@@ -8,13 +8,13 @@
  * Only `testTool` (and the message Lambda) decrypt them, to call the platform.
  */
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { ToolOutcome } from "#functions/agent/engine";
 import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
-import { putNew, refusedAs } from "#functions/store/conditions";
+import { deleteExisting, putIfUnchanged, putNew } from "#functions/store/conditions";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
 import type { CredentialCipher } from "#functions/tools/credentials";
 import type { HttpGet } from "#functions/tools/http-get";
@@ -155,18 +155,7 @@ export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Pro
     updatedAt: laterThan(current.updatedAt, isoTime(ctx.clock())),
   });
   if (input.credentials) next = await withCredentials(ctx, next, input.credentials);
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.tool(next),
-        // Optimistic: fail rather than overwrite a change made since our read.
-        ConditionExpression: "updatedAt = :seen",
-        ExpressionAttributeValues: { ":seen": current.updatedAt },
-      }),
-    ),
-    () => new AppError("conflict"),
-  );
+  await putIfUnchanged(ctx.db, items.tool(next), current.updatedAt, () => new AppError("conflict"));
   return viewOf(next);
 }
 
@@ -174,14 +163,9 @@ export async function removeTool(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; toolId: string },
 ): Promise<void> {
-  await refusedAs(
-    ctx.db.client.send(
-      new DeleteCommand({
-        TableName: ctx.db.tableName,
-        Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
-        ConditionExpression: "attribute_exists(PK)",
-      }),
-    ),
+  await deleteExisting(
+    ctx.db,
+    keys.tool(input.organizationId, input.chatbotId, input.toolId),
     () => new AppError("tool_not_found"),
   );
 }

@@ -1,9 +1,9 @@
 /** Reading DynamoDB's refusals of conditional writes. */
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Db } from "#functions/store/dynamodb";
-import type { Item } from "#functions/store/items";
+import type { Item, Key } from "#functions/store/items";
 
 /**
  * The item as stored when a conditional write was refused (`ReturnValuesOnConditionCheckFailure:
@@ -51,5 +51,38 @@ export async function putNew(db: Db, item: Item, exists: () => Error): Promise<v
       }),
     ),
     exists,
+  );
+}
+
+/**
+ * Replaces an item read earlier, only if nobody changed it since (optimistic: its `updatedAt` is
+ * still the one read); otherwise throws `changed()` rather than overwrite the other change.
+ */
+export async function putIfUnchanged(
+  db: Db,
+  item: Item,
+  seenUpdatedAt: string,
+  changed: () => Error,
+): Promise<void> {
+  await refusedAs(
+    db.client.send(
+      new PutCommand({
+        TableName: db.tableName,
+        Item: item,
+        ConditionExpression: "updatedAt = :seen",
+        ExpressionAttributeValues: { ":seen": seenUpdatedAt },
+      }),
+    ),
+    changed,
+  );
+}
+
+/** Deletes an item that must exist; if there is none with this key, throws `missing()`. */
+export async function deleteExisting(db: Db, key: Key, missing: () => Error): Promise<void> {
+  await refusedAs(
+    db.client.send(
+      new DeleteCommand({ TableName: db.tableName, Key: key, ConditionExpression: "attribute_exists(PK)" }),
+    ),
+    missing,
   );
 }

@@ -7,7 +7,7 @@ import {
   updateOrganization,
 } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
-import type { SubscriptionStatus } from "#functions/store/items";
+import type { ApiKeyRecord, SubscriptionStatus } from "#functions/store/items";
 import { type Command, numberOption, optional, positional, required } from "./command.ts";
 
 function subscriptionOption(value: string | undefined): SubscriptionStatus | undefined {
@@ -124,15 +124,12 @@ export const organizationCommands: Command[] = [
 ];
 
 /** What may be shown of a key: never its hash or bucket state. */
-function publicKey(record: {
-  keyId: string;
-  organizationId: string;
-  name: string;
-  displayPrefix: string;
-  createdAt: string;
-  revokedAt?: string;
-  expiresAt?: number;
-}) {
+function publicKey(
+  record: Pick<
+    ApiKeyRecord,
+    "keyId" | "organizationId" | "name" | "displayPrefix" | "createdAt" | "revokedAt" | "expiresAt"
+  >,
+) {
   return {
     keyId: record.keyId,
     organizationId: record.organizationId,

@@ -29,7 +29,7 @@ import {
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
 
 const e2eDir = import.meta.dirname;
 const packageDir = resolve(e2eDir, '..');
@@ -337,6 +337,46 @@ function pairedItems(run: JsonObject, node: string): Json[] {
 	return (Array.isArray(main) ? main : []).filter(isObject).map((item) => item.pairedItem ?? null);
 }
 
+async function importIntoN8n(
+	n8nBin: string,
+	env: NodeJS.ProcessEnv,
+	what: 'credentials' | 'workflow',
+	file: string,
+): Promise<void> {
+	const step = await run(process.execPath, [n8nBin, `import:${what}`, `--input=${file}`], {
+		cwd: harnessDir,
+		env,
+		timeoutMs: 120_000,
+	});
+	if (step.code !== 0)
+		throw new Error(`n8n import:${what} failed:\n${step.stdout}\n${step.stderr}`);
+	log(`n8n import:${what} done (${basename(file)})`);
+}
+
+/** Runs an imported workflow headless (`n8n execute`) and returns its run data. */
+async function executeInN8n(
+	n8nBin: string,
+	env: NodeJS.ProcessEnv,
+	workflowId: string,
+): Promise<JsonObject> {
+	const step = await run(
+		process.execPath,
+		[n8nBin, 'execute', `--id=${workflowId}`, '--rawOutput'],
+		{
+			cwd: harnessDir,
+			env,
+			timeoutMs: 180_000,
+		},
+	);
+	log(`n8n execute ${workflowId} exited with ${step.code}`);
+	if (step.code !== 0) {
+		throw new Error(
+			`n8n execute ${workflowId} failed (exit ${step.code}):\n${step.stdout.slice(-6000)}\n${step.stderr.slice(-6000)}`,
+		);
+	}
+	return parseRunOutput(step.stdout);
+}
+
 async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Promise<void> {
 	const env = n8nEnv(userFolder);
 	const credentials = [
@@ -361,37 +401,9 @@ async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Pr
 		readFileSync(join(e2eDir, 'workflow.json'), 'utf8').replaceAll('__CHATBOT_ID__', api.chatbotId),
 	);
 
-	const node = process.execPath;
-	const cwd = harnessDir;
-	let step = await run(node, [n8nBin, 'import:credentials', `--input=${credentialsFile}`], {
-		cwd,
-		env,
-		timeoutMs: 120_000,
-	});
-	if (step.code !== 0)
-		throw new Error(`n8n import:credentials failed:\n${step.stdout}\n${step.stderr}`);
-	log('n8n import:credentials done');
-	step = await run(node, [n8nBin, 'import:workflow', `--input=${workflowFile}`], {
-		cwd,
-		env,
-		timeoutMs: 120_000,
-	});
-	if (step.code !== 0)
-		throw new Error(`n8n import:workflow failed:\n${step.stdout}\n${step.stderr}`);
-	log('n8n import:workflow done');
-
-	step = await run(node, [n8nBin, 'execute', `--id=${WORKFLOW_ID}`, '--rawOutput'], {
-		cwd,
-		env,
-		timeoutMs: 180_000,
-	});
-	log(`n8n execute exited with ${step.code}`);
-	if (step.code !== 0) {
-		throw new Error(
-			`n8n execute failed (exit ${step.code}):\n${step.stdout.slice(-6000)}\n${step.stderr.slice(-6000)}`,
-		);
-	}
-	const result = parseRunOutput(step.stdout);
+	await importIntoN8n(n8nBin, env, 'credentials', credentialsFile);
+	await importIntoN8n(n8nBin, env, 'workflow', workflowFile);
+	const result = await executeInN8n(n8nBin, env, WORKFLOW_ID);
 	if (keepFiles) writeFileSync(join(userFolder, 'run.json'), JSON.stringify(result, null, 2));
 
 	check(
@@ -587,31 +599,9 @@ async function agentUsesTheNode(n8nBin: string, userFolder: string, api: Api): P
 				conversationId,
 			),
 		);
-		const cwd = harnessDir;
-		for (const [command, file] of [
-			['import:credentials', credentialsFile],
-			['import:workflow', workflowFile],
-		] as const) {
-			const step = await run(process.execPath, [n8nBin, command, `--input=${file}`], {
-				cwd,
-				env,
-				timeoutMs: 120_000,
-			});
-			if (step.code !== 0)
-				throw new Error(`n8n ${command} failed:\n${step.stdout}\n${step.stderr}`);
-		}
-		const step = await run(
-			process.execPath,
-			[n8nBin, 'execute', `--id=${AGENT_WORKFLOW_ID}`, '--rawOutput'],
-			{ cwd, env, timeoutMs: 180_000 },
-		);
-		log(`n8n execute (AI Agent) exited with ${step.code}`);
-		if (step.code !== 0) {
-			throw new Error(
-				`n8n execute (AI Agent) failed (exit ${step.code}):\n${step.stdout.slice(-6000)}\n${step.stderr.slice(-6000)}`,
-			);
-		}
-		const result = parseRunOutput(step.stdout);
+		await importIntoN8n(n8nBin, env, 'credentials', credentialsFile);
+		await importIntoN8n(n8nBin, env, 'workflow', workflowFile);
+		const result = await executeInN8n(n8nBin, env, AGENT_WORKFLOW_ID);
 		if (keepFiles)
 			writeFileSync(join(userFolder, 'agent-run.json'), JSON.stringify(result, null, 2));
 
