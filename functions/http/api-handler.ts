@@ -4,7 +4,8 @@
  *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6); adds
  *               X-Request-Id and, for a valid key, the X-RateLimit-* headers, on every response
  *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`)
- *   json body – Middy's JSON body parser, its failures mapped to Pydantic-style 422 items
+ *   json body – the body as JSON, nesting limited before anything recurses (http/json-body.ts);
+ *               its failures are Pydantic-style 422 items
  *   validation  – body, query and path parameters against the contract's zod schemas; all failing
  *                 fields are reported together
  *   idempotency – replays or guards retried POSTs that carry an Idempotency-Key (when enabled)
@@ -13,7 +14,6 @@
  */
 
 import middy, { type MiddlewareObj, type Request } from "@middy/core";
-import httpJsonBodyParser from "@middy/http-json-body-parser";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type * as z from "zod/mini";
 import type { IdempotencyScope } from "#functions/domain/idempotency";
@@ -25,6 +25,7 @@ import {
   validationError,
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
+import { parseJsonBody } from "#functions/http/json-body";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
 
@@ -273,38 +274,15 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 
 // ---------- JSON body ----------
 
-/**
- * Middy's parser with the content-type check off: like FastAPI, a body is read as JSON whatever its
- * declared type (curl -d sends form encoding by default). Its failures become Pydantic items.
- */
+/** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
 function jsonBodyMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
-  const parser = httpJsonBodyParser({ disableContentTypeCheck: true });
   return {
-    before: async (request) => {
-      const raw = request.event.body;
-      if (raw === undefined || raw === "") {
-        throw validationError([{ type: "missing", loc: ["body"], msg: "Field required", input: null }]);
-      }
-      try {
-        await parser.before?.(request as Parameters<NonNullable<typeof parser.before>>[0]);
-      } catch (error) {
-        throw validationError([jsonInvalidItem(error)]);
-      }
-      stateOf(request).input.body = request.event.body as unknown;
+    before: (request) => {
+      const parsed = parseJsonBody(request.event.body, request.event.isBase64Encoded);
+      // The idempotency fingerprint reads the parsed body from the event.
+      (request.event as { body?: unknown }).body = parsed;
+      stateOf(request).input.body = parsed;
     },
-  };
-}
-
-function jsonInvalidItem(error: unknown): ValidationItem {
-  const cause = (error as { cause?: { message?: string } }).cause;
-  const reason = cause?.message ?? (error instanceof Error ? error.message : "Invalid JSON");
-  const position = /position (\d+)/.exec(reason)?.[1];
-  return {
-    type: "json_invalid",
-    loc: ["body", position === undefined ? 0 : Number(position)],
-    msg: "JSON decode error",
-    input: {},
-    ctx: { error: reason },
   };
 }
 
