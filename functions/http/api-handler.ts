@@ -3,7 +3,8 @@
  *
  *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6); adds
  *               X-Request-Id and, for a valid key, the X-RateLimit-* headers, on every response
- *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`)
+ *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
+ *               with `auth: "optionalApiKey"` a request without a valid key goes on, anonymous
  *   json body – the body as JSON, nesting limited before anything recurses (http/json-body.ts);
  *               its failures are Pydantic-style 422 items
  *   validation  – body, query and path parameters against the contract's zod schemas; all failing
@@ -31,8 +32,15 @@ import { annotateRequest, describeError, log, withRequestScope } from "#function
 
 export type Schema = z.ZodMiniType;
 
+/**
+ * `apiKey`: a valid key is required. `optionalApiKey`: a valid key is held to its organization and
+ * its bucket like anywhere (403, 429, rate headers), but a request without one is served too (the
+ * route-miss answers). `none`: no authorizer runs.
+ */
+export type RouteAuth = "apiKey" | "optionalApiKey" | "none";
+
 export interface RouteContract<
-  Auth extends "apiKey" | "none" = "apiKey" | "none",
+  Auth extends RouteAuth = RouteAuth,
   Body extends Schema | undefined = Schema | undefined,
   Query extends Schema | undefined = Schema | undefined,
   Path extends Schema | undefined = Schema | undefined,
@@ -63,7 +71,11 @@ export interface Caller {
 type Parsed<S extends Schema | undefined> = S extends Schema ? z.output<S> : undefined;
 
 export interface ApiRequest<C extends RouteContract> {
-  caller: C["auth"] extends "apiKey" ? Caller : undefined;
+  caller: C["auth"] extends "apiKey"
+    ? Caller
+    : C["auth"] extends "optionalApiKey"
+      ? Caller | undefined
+      : undefined;
   body: Parsed<C["body"]>;
   query: Parsed<C["query"]>;
   path: Parsed<C["path"]>;
@@ -125,7 +137,7 @@ export function apiHandler<C extends RouteContract>(
     timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
   })
     .use(responseMiddleware(contract))
-    .use(contract.auth === "apiKey" ? authMiddleware() : noopMiddleware);
+    .use(contract.auth === "none" ? noopMiddleware : authMiddleware(contract.auth === "optionalApiKey"));
   if (contract.body) chain.use(jsonBodyMiddleware());
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
@@ -226,7 +238,13 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
 
 /** CONTRACT.md §5: every response to a request with a valid key carries these. */
 function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
-  if (!verdict || (verdict.outcome !== "allowed" && verdict.outcome !== "rate_limited")) return {};
+  if (
+    !verdict ||
+    (verdict.outcome !== "allowed" &&
+      verdict.outcome !== "rate_limited" &&
+      verdict.outcome !== "subscription_inactive")
+  )
+    return {};
   const headers: Record<string, string> = {
     "x-ratelimit-limit": String(verdict.limit),
     "x-ratelimit-remaining": String(verdict.remaining),
@@ -238,12 +256,15 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string
 
 // ---------- auth ----------
 
-function authMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+function authMiddleware(
+  keyOptional: boolean,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: (request) => {
       const state = stateOf(request);
       const verdict = state.verdict;
       if (!verdict || verdict.outcome === "invalid_key") {
+        if (keyOptional) return;
         throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
       }
       if (verdict.outcome === "subscription_inactive") throw new AppError("subscription_inactive");

@@ -109,6 +109,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         authorized: route.auth === "apiKey",
       })),
       defaultRoute: fn(routeMiss.id),
+      defaultRouteAuthorized: routeMiss.auth === "apiKey",
       authorizer: {
         fn: fn(authorizer.id),
         identitySource: authorizerSettings.identitySource,
