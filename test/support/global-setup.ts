@@ -76,6 +76,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const images: FakeImageServer = await startFakeImageServer();
     stops.push(() => images.close());
     images.handle((req, res) => {
+      // `/redirect?to=<url>`: a redirect hop, for the outbound-address guard's tests.
+      const target = new URL(req.url ?? "/", "https://images.test").searchParams.get("to");
+      if (req.url?.startsWith("/redirect?") && target) return res.writeHead(302, { location: target }).end();
       const name = (req.url ?? "").replace(/^\//, "");
       const image = sampleImages[name.replace(/\.\w+$/, "") as keyof typeof sampleImages];
       if (!image) return res.writeHead(404).end();
