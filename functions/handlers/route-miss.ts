@@ -4,7 +4,7 @@
  * CONTRACT.md §6 wants `404 {"detail":"Not Found"}` and `405 {"detail":"Method Not Allowed"}`.
  *
  * The authorizer runs here too (lib/routes.ts), so a request with a valid key is treated as on any
- * route: it takes a token, its answer carries the X-RateLimit-* headers (CONTRACT.md §5), an
+ * route: it takes a token, its answer carries the X-RateLimit-* headers (as every answer to a valid key), an
  * inactive organization gets its 403 and an empty bucket its 429. Without a valid key the answer is
  * the plain 404 / 405: an unknown path is no place to ask for credentials.
  */

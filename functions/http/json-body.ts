@@ -1,5 +1,5 @@
 /**
- * Reads a request body as JSON (CONTRACT.md §3), whatever its declared content type, as FastAPI does.
+ * Reads a request body as JSON, whatever its declared content type, as FastAPI does.
  *
  * Two guards come before anything recursive touches the body (JSON.parse's reviver, schema
  * validation, the idempotency fingerprint, logging):

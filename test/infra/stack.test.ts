@@ -83,6 +83,21 @@ describe("the functions", () => {
     }
   });
 
+  it("set none of the local runtime's escape hatches (allow list, origin overrides, key file)", () => {
+    for (const fn of ofType("AWS::Lambda::Function")) {
+      const variables = Object.keys(
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+      );
+      for (const local of [
+        "OUTBOUND_ALLOW_PRIVATE",
+        "TOOL_HTTP_ORIGIN_OVERRIDES",
+        "TOOL_CREDENTIALS_KEY_FILE",
+      ]) {
+        expect(variables).not.toContain(local);
+      }
+    }
+  });
+
   it("each may use exactly the table actions its route declares, on the table only", () => {
     for (const definition of allFunctions) {
       const policy = Object.entries(resources).find(

@@ -1,5 +1,5 @@
 /**
- * What a request body and its ids may look like (CONTRACT.md §3): every UUID spelling Pydantic
+ * What a request body and its ids may look like: every UUID spelling Pydantic
  * accepts, answered and stored canonically; unknown fields ignored whatever their names, with no
  * way to reach a prototype; and a nesting limit that no body can get past into a 500.
  */

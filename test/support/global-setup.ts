@@ -115,7 +115,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
         env: {
           ...process.env,
           AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url,
-          IMAGE_FETCH_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
+          // The image fake only; the runtime adds the platform fakes from the origin overrides.
+          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",
