@@ -28,7 +28,7 @@ export type AuthorizerContext =
       retryAfter: number;
     }
   | { outcome: "invalid_key" }
-  | { outcome: "subscription_inactive" }
+  | { outcome: "subscription_inactive"; limit: number; remaining: number; resetAt: number }
   | { outcome: "error" };
 
 export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
@@ -55,7 +55,12 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
     case "invalid_key":
       return { outcome: "invalid_key" };
     case "subscription_inactive":
-      return { outcome: "subscription_inactive" };
+      return {
+        outcome: "subscription_inactive",
+        limit: outcome.rate.limit,
+        remaining: outcome.rate.remaining,
+        resetAt: outcome.rate.resetAt,
+      };
   }
 }
 
@@ -85,8 +90,12 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
       if (!isCount(retryAfter)) return undefined;
       return { outcome: "rate_limited", organizationId, keyId, limit, remaining, resetAt, retryAfter };
     }
+    case "subscription_inactive": {
+      const { limit, remaining, resetAt } = context;
+      if (!isCount(limit) || !isCount(remaining) || !isCount(resetAt)) return undefined;
+      return { outcome: "subscription_inactive", limit, remaining, resetAt };
+    }
     case "invalid_key":
-    case "subscription_inactive":
     case "error":
       return { outcome: context.outcome };
     default:

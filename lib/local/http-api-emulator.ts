@@ -63,6 +63,8 @@ export interface EmulatedAuthorizer {
 export interface EmulatorOptions {
   routes: readonly EmulatedRoute[];
   defaultRoute?: EmulatedFunction;
+  /** The authorizer runs on the `$default` route too. */
+  defaultRouteAuthorized?: boolean;
   authorizer?: EmulatedAuthorizer;
   host?: string;
   port?: number;
@@ -152,7 +154,8 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
       apiId,
       pathParameters: matched?.params,
     });
-    if (matched?.route.authorized && options.authorizer) {
+    const authorized = matched ? matched.route.authorized : options.defaultRouteAuthorized === true;
+    if (authorized && options.authorizer) {
       const context = await authorize(options.authorizer, event);
       (event.requestContext as Record<string, unknown>).authorizer = { lambda: context };
     }

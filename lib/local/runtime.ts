@@ -4,13 +4,16 @@
  *
  * Look-up tools locally: credentials are sealed with a key file instead of KMS
  * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
- * platform fakes) answers for the platforms' real origins (TOOL_HTTP_ORIGIN_OVERRIDES, with
- * TOOL_HTTP_ALLOW_PRIVATE so tools may reach 127.0.0.1). Only this runtime sets those variables,
- * and the functions ignore them on Lambda. A caller that brings its own platforms (the test suite)
- * sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and no sample shop is started.
+ * platform fakes) answers for the platforms' real origins (TOOL_HTTP_ORIGIN_OVERRIDES). The
+ * outbound-address guard lets fetches reach exactly the fakes' loopback endpoints
+ * (OUTBOUND_ALLOW_PRIVATE: the caller's entries plus every override target), and nothing else on
+ * this machine. Only this runtime sets those variables, and the functions ignore them on Lambda. A
+ * caller that brings its own platforms (the test suite) sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and
+ * no sample shop is started.
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
 import {
@@ -50,6 +53,27 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
+/**
+ * The caller's allow-list entries plus the endpoint of every origin-override target on loopback
+ * (a target elsewhere needs no allowance if it is public, and gets none if it is not).
+ */
+function localAllowList(given: string | undefined, overrides: string): string {
+  const targets = Object.values(JSON.parse(overrides) as Record<string, string>).flatMap((target) => {
+    const url = new URL(target);
+    const endpoint = url.port ? url.host : `${url.host}:${url.protocol === "https:" ? 443 : 80}`;
+    try {
+      parseAllowedEndpoint(endpoint);
+      return [endpoint];
+    } catch {
+      return [];
+    }
+  });
+  return [...(given ? given.split(",") : []), ...targets]
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .join(",");
+}
+
 /** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
 export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
 
@@ -61,10 +85,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
     if (!ownPlatforms) shop = await startPlatformFakes();
+    const overrides = ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {});
     const toolEnvironment: Record<string, string> = {
       TOOL_CREDENTIALS_KEY_FILE: process.env.TOOL_CREDENTIALS_KEY_FILE ?? localToolKeyFile,
-      TOOL_HTTP_ALLOW_PRIVATE: "1",
-      TOOL_HTTP_ORIGIN_OVERRIDES: ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {}),
+      TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
+      OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };
     dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
     const dynamoDb = new DynamoDBClient({
@@ -109,6 +134,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         authorized: route.auth === "apiKey",
       })),
       defaultRoute: fn(routeMiss.id),
+      defaultRouteAuthorized: routeMiss.auth === "apiKey",
       authorizer: {
         fn: fn(authorizer.id),
         identitySource: authorizerSettings.identitySource,

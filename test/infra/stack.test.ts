@@ -7,7 +7,7 @@ import { HttpRoute, HttpRouteKey } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app";
-import { allFunctions, authorizer, routes } from "#lib/routes";
+import { allFunctions, authorizer, routeMiss, routes } from "#lib/routes";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
@@ -33,17 +33,22 @@ describe("the HTTP API", () => {
     );
   });
 
-  it("puts the Lambda authorizer on exactly the apiKey routes", () => {
+  it("puts the Lambda authorizer on exactly the apiKey routes and $default", () => {
     for (const route of ofType("AWS::ApiGatewayV2::Route")) {
-      const definition = routes.find(
-        (candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey,
-      );
+      const definition =
+        route.Properties.RouteKey === "$default"
+          ? routeMiss
+          : routes.find((candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey);
       const expected = definition?.auth === "apiKey" ? "CUSTOM" : "NONE";
       expect([route.Properties.RouteKey, route.Properties.AuthorizationType]).toEqual([
         route.Properties.RouteKey,
         expected,
       ]);
     }
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+      RouteKey: "$default",
+      AuthorizationType: "CUSTOM",
+    });
   });
 
   it("wires a simple-response, uncached authorizer with no identity source", () => {
@@ -75,6 +80,21 @@ describe("the functions", () => {
     expect(functions).toHaveLength(allFunctions.length);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs24.x", Architectures: ["arm64"] });
+    }
+  });
+
+  it("set none of the local runtime's escape hatches (allow list, origin overrides, key file)", () => {
+    for (const fn of ofType("AWS::Lambda::Function")) {
+      const variables = Object.keys(
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+      );
+      for (const local of [
+        "OUTBOUND_ALLOW_PRIVATE",
+        "TOOL_HTTP_ORIGIN_OVERRIDES",
+        "TOOL_CREDENTIALS_KEY_FILE",
+      ]) {
+        expect(variables).not.toContain(local);
+      }
     }
   });
 

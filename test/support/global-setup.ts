@@ -76,6 +76,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const images: FakeImageServer = await startFakeImageServer();
     stops.push(() => images.close());
     images.handle((req, res) => {
+      // `/redirect?to=<url>`: a redirect hop, for the outbound-address guard's tests.
+      const target = new URL(req.url ?? "/", "https://images.test").searchParams.get("to");
+      if (req.url?.startsWith("/redirect?") && target) return res.writeHead(302, { location: target }).end();
       const name = (req.url ?? "").replace(/^\//, "");
       const image = sampleImages[name.replace(/\.\w+$/, "") as keyof typeof sampleImages];
       if (!image) return res.writeHead(404).end();
@@ -112,7 +115,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
         env: {
           ...process.env,
           AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url,
-          IMAGE_FETCH_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
+          // The image fake only; the runtime adds the platform fakes from the origin overrides.
+          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",

@@ -56,6 +56,25 @@ describe("routing", () => {
     const event = (await (await fetch(`${api.baseUrl}/anything`)).json()) as EchoedEvent;
 
     expect(event.routeKey).toBe("$default");
+    expect(event.requestContext.authorizer).toBeUndefined();
+  });
+
+  it("runs the authorizer on the $default route when it is authorized", async () => {
+    const api = await emulator({
+      routes: [],
+      defaultRoute: echo,
+      defaultRouteAuthorized: true,
+      authorizer: {
+        fn: fn(() => ({ isAuthorized: true, context: { outcome: "allowed" } })),
+        identitySource: [],
+        resultsCacheTtlSeconds: 0,
+      },
+    });
+
+    const event = (await (await fetch(`${api.baseUrl}/anything`)).json()) as EchoedEvent;
+
+    expect(event.routeKey).toBe("$default");
+    expect(event.requestContext.authorizer).toEqual({ lambda: { outcome: "allowed" } });
   });
 });
 
