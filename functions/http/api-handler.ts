@@ -25,6 +25,7 @@ import {
   validationError,
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
+import { coerceParameters } from "#functions/http/parameters";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
 
@@ -319,7 +320,9 @@ function validationMiddleware(
       const problems: ValidationItem[] = [];
       const check = (location: "body" | "query" | "path", schema: Schema | undefined, value: unknown) => {
         if (!schema) return undefined;
-        const result = schema.safeParse(value, { reportInput: true });
+        const input =
+          location === "body" ? value : coerceParameters(schema, value as Record<string, string | undefined>);
+        const result = schema.safeParse(input, { reportInput: true });
         if (result.success) return result.data;
         problems.push(...toValidationItems(location, result.error.issues, value));
         return undefined;
