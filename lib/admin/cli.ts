@@ -42,10 +42,10 @@ const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const json = argv.includes("--json");
   /** A usage error: the message and the help that shows the right usage (Format A with --json). */
-  const usage = (message: string, help: string): number => {
+  const usage = (message: string, rightUsage: string): number => {
     if (json)
       io.out(JSON.stringify(toFormatA(new AppError("invalid_argument", { detail: message })).body, null, 2));
-    else io.err(`${message}\n\n${help}`);
+    else io.err(`${message}\n\n${rightUsage}`);
     return 2;
   };
   const [group, name, ...rest] = argv;
