@@ -123,7 +123,9 @@ export function createAgentServices(
           return createOpenAiEngine({
             baseUrl: chatbot.engine.baseUrl,
             model: chatbot.engine.model,
-            apiKey: await secrets(chatbot.engine.apiKeySecret),
+            // No secret named: the server needs no key, and the engine then sends no Authorization.
+            apiKey:
+              chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
           });
       }
     },

@@ -27,6 +27,7 @@ import {
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
 import { parseJsonBody } from "#functions/http/json-body";
+import { coerceParameters } from "#functions/http/parameters";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
 
@@ -318,7 +319,9 @@ function validationMiddleware(
       const problems: ValidationItem[] = [];
       const check = (location: "body" | "query" | "path", schema: Schema | undefined, value: unknown) => {
         if (!schema) return undefined;
-        const result = schema.safeParse(value, { reportInput: true });
+        const input =
+          location === "body" ? value : coerceParameters(schema, value as Record<string, string | undefined>);
+        const result = schema.safeParse(input, { reportInput: true });
         if (result.success) return result.data;
         problems.push(...toValidationItems(location, result.error.issues, value));
         return undefined;

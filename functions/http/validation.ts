@@ -32,7 +32,9 @@ export function toValidationItems(
 function toItem(location: Location, issue: $ZodIssue, source: unknown): ValidationItem {
   const path = issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment)));
   const loc: (string | number)[] = [location, ...path];
-  const input = issue.input;
+  // A query or path value is reported as it was sent (text), even when validated as a number.
+  const input =
+    location === "query" || location === "path" ? sentParameter(source, path, issue.input) : issue.input;
   const item = (type: string, msg: string, ctx?: Record<string, unknown>): ValidationItem =>
     ctx ? { type, loc, msg, input, ctx } : { type, loc, msg, input };
 
@@ -40,6 +42,9 @@ function toItem(location: Location, issue: $ZodIssue, source: unknown): Validati
     case "invalid_type": {
       if (input === undefined || (input === null && path.length === 0)) {
         return { type: "missing", loc, msg: "Field required", input: parentOf(source, path) };
+      }
+      if (typeof input === "string" && (issue.expected === "number" || issue.expected === "int")) {
+        return item("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
       }
       return invalidTypeItem(issue.expected, path.length === 0, item);
     }
@@ -136,6 +141,13 @@ function boundItem(
   return side === "max"
     ? item("less_than_equal", `Input should be less than or equal to ${bound}`, { le: bound })
     : item("greater_than_equal", `Input should be greater than or equal to ${bound}`, { ge: bound });
+}
+
+function sentParameter(source: unknown, path: (string | number)[], parsed: unknown): unknown {
+  const [name] = path;
+  if (path.length !== 1 || name === undefined || source === null || typeof source !== "object") return parsed;
+  const sent = (source as Record<string | number, unknown>)[name];
+  return typeof sent === "string" ? sent : parsed;
 }
 
 /** The parent object of a missing field: what Pydantic reports as `input` for `missing`. */

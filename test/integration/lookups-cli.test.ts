@@ -182,7 +182,7 @@ describe.runIf(isLocal)("tools commands of the operator CLI", () => {
       "--credential",
       `consumerKey=${wooDemo.secrets.consumerKey}`,
     );
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2); // a missing value: a usage error
     expect(refused.err).toContain("consumerSecret");
     expect(refused.err).not.toContain(wooDemo.secrets.consumerKey);
   });
