@@ -24,7 +24,7 @@ import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "
 import { Key } from "aws-cdk-lib/aws-kms";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { esbuildOptions } from "./bundling.ts";
@@ -146,7 +146,7 @@ export class ApiStack extends Stack {
     });
 
     const accessLogs = new LogGroup(this, "AccessLogs", {
-      retention: retentionDays(config.logRetentionDays),
+      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const stage = new HttpStage(this, "DefaultStage", {
@@ -308,7 +308,7 @@ export class ApiStack extends Stack {
     environment: Record<string, string>,
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${definition.id}Logs`, {
-      retention: retentionDays(config.logRetentionDays),
+      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const role = new Role(this, `${definition.id}Role`, {
@@ -368,9 +368,3 @@ export class ApiStack extends Stack {
 
 /** Where operators put model API keys: one prefix per stage, the only secrets the message Lambda can read. */
 export const modelSecretPrefix = (stage: string): string => `chatbot-api/${stage}/models/`;
-
-function retentionDays(days: number): RetentionDays {
-  const allowed = Object.values(RetentionDays).filter((value): value is number => typeof value === "number");
-  if (!allowed.includes(days)) throw new Error(`logRetentionDays must be one of ${allowed.join(", ")}`);
-  return days as RetentionDays;
-}
