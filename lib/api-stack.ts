@@ -155,17 +155,23 @@ export class ApiStack extends Stack {
       autoDeploy: true,
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
+        // Only HTTP API variables: there is no authorizer latency here (that is a REST API
+        // variable; its Lambda's Duration metric tells it), and `$context.authorizer.<key>`
+        // reads a key of our authorizer's context, such as its verdict.
         format: AccessLogFormat.custom(
           JSON.stringify({
             requestId: "$context.requestId",
+            time: "$context.requestTime",
             routeKey: "$context.routeKey",
             status: "$context.status",
             latencyMs: "$context.responseLatency",
             integrationLatencyMs: "$context.integrationLatency",
-            authorizerLatencyMs: "$context.authorizer.latency",
-            ip: "$context.identity.sourceIp",
-            time: "$context.requestTime",
+            integrationStatus: "$context.integrationStatus",
             integrationError: "$context.integrationErrorMessage",
+            authOutcome: "$context.authorizer.outcome",
+            authorizerError: "$context.authorizer.error",
+            gatewayError: "$context.error.message",
+            ip: "$context.identity.sourceIp",
           }),
         ),
       },
