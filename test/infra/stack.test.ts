@@ -131,7 +131,8 @@ const httpApiLogVariables = new Set([
 describe("the access log", () => {
   it("uses only documented HTTP API variables, and authorizer context keys our authorizer sets", () => {
     const [stage] = ofType("AWS::ApiGatewayV2::Stage");
-    const format = (stage?.Properties.AccessLogSettings as { Format: string }).Format;
+    if (!stage) throw new Error("the API has no stage");
+    const format = (stage.Properties.AccessLogSettings as { Format: string }).Format;
     const variables = format.match(/\$context\.[A-Za-z0-9.]+/g) ?? [];
     expect(variables.length).toBeGreaterThan(5);
     const contextKeys = new Set(
