@@ -83,7 +83,8 @@ describe.runIf(isLocal)("a gateway that hands the authorizer's context over as s
     if (runtime && runtime.exitCode === null) {
       const exited = new Promise((resolveExit) => runtime?.once("exit", resolveExit));
       runtime.kill("SIGTERM");
-      await Promise.race([exited, new Promise((resolveWait) => setTimeout(resolveWait, 10_000))]);
+      // Its own shutdown stops DynamoDB Local; a kill before that would leave Java running.
+      await Promise.race([exited, new Promise((resolveWait) => setTimeout(resolveWait, 30_000))]);
       runtime.kill("SIGKILL");
     }
     if (work) rmSync(work, { recursive: true, force: true });
