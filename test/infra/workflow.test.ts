@@ -108,6 +108,31 @@ describe("the deployed-stage workflow", () => {
     expect(script).toMatch(/now - \$hours \* 3600/);
   });
 
+  it.runIf(spawnSync("jq", ["--version"]).status === 0)(
+    "selects for the sweep exactly the stacks of its own stages older than the limit",
+    () => {
+      const script = step(sweep, /delete-stack/)?.run ?? "";
+      const program = /jq -r --argjson hours "\$STALE_AFTER_HOURS" '([\s\S]*?)'\)/.exec(script)?.[1];
+      if (!program) throw new Error("no jq program in the sweep step");
+      const hoursAgo = (hours: number) =>
+        `${new Date(Date.now() - hours * 3_600_000).toISOString().replace("Z", "000+00:00")}`;
+      const stacks = [
+        ["ChatbotApi-ci123-1", hoursAgo(7)],
+        ["ChatbotApi-ci124-2", hoursAgo(30)],
+        ["ChatbotApi-ci125-1", hoursAgo(1)],
+        ["ChatbotApi-ci-demo", hoursAgo(30)],
+        ["ChatbotApi-prod", hoursAgo(900)],
+        ["ChatbotApi-ci126-1-old", hoursAgo(30)],
+      ].map(([StackName, CreationTime]) => ({ StackName, CreationTime }));
+      const selected = spawnSync("jq", ["-r", "--argjson", "hours", "6", program], {
+        input: JSON.stringify({ StackSummaries: stacks }),
+        encoding: "utf8",
+      });
+      expect(selected.stderr).toBe("");
+      expect(selected.stdout.trim().split("\n")).toEqual(["ChatbotApi-ci123-1", "ChatbotApi-ci124-2"]);
+    },
+  );
+
   it("has run scripts that parse as bash", () => {
     for (const [name, job] of jobs) {
       for (const { run } of job.steps) {
