@@ -24,7 +24,11 @@ import {
   startDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { bundleFunctions, loadFunctions } from "./functions.ts";
-import { type RunningEmulator, startHttpApiEmulator } from "./http-api-emulator.ts";
+import {
+  type AuthorizerContextShape,
+  type RunningEmulator,
+  startHttpApiEmulator,
+} from "./http-api-emulator.ts";
 
 export const repositoryRoot = resolve(import.meta.dirname, "../..");
 export const localDirectory = resolve(repositoryRoot, ".local");
@@ -38,6 +42,8 @@ export interface LocalRuntimeOptions {
   tableName?: string;
   /** Extra environment for the functions (e.g. endpoints of local fakes). */
   environment?: Record<string, string>;
+  /** Hand the authorizer's context to the functions with its types (default) or as strings. */
+  authorizerContext?: AuthorizerContextShape;
 }
 
 export interface LocalRuntime {
@@ -127,6 +133,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     emulator = await startHttpApiEmulator({
       port: options.port,
       ...(options.host ? { host: options.host } : {}),
+      ...(options.authorizerContext ? { authorizerContext: options.authorizerContext } : {}),
       routes: routes.map((route) => ({
         method: route.method,
         path: route.path,

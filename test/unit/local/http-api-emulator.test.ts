@@ -268,6 +268,23 @@ describe("the Lambda authorizer", () => {
     });
   });
 
+  it("hands every context value over as a string when told to, as a stringifying gateway would", async () => {
+    const authorizer = fn(() => ({
+      isAuthorized: true,
+      context: { organizationId: "org", limit: 10, active: true, tags: ["a"] },
+    }));
+    const api = await emulator({
+      ...route({ fn: authorizer, identitySource: [], resultsCacheTtlSeconds: 0 }),
+      authorizerContext: "strings",
+    });
+
+    const event = (await (await fetch(`${api.baseUrl}/secure`)).json()) as EchoedEvent;
+
+    expect(event.requestContext.authorizer).toEqual({
+      lambda: { organizationId: "org", limit: "10", active: "true", tags: '["a"]' },
+    });
+  });
+
   it("caches by identity-source values for the TTL, and never without an identity source", async () => {
     let invoked = 0;
     const authorizer = fn(() => {
