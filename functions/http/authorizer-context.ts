@@ -101,8 +101,10 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
       return { outcome: "rate_limited", organizationId, keyId, limit, remaining, resetAt, retryAfter };
     }
     case "subscription_inactive": {
-      const { limit, remaining, resetAt } = context;
-      if (!isCount(limit) || !isCount(remaining) || !isCount(resetAt)) return undefined;
+      const limit = countOf(context.limit);
+      const remaining = countOf(context.remaining);
+      const resetAt = countOf(context.resetAt);
+      if (limit === undefined || remaining === undefined || resetAt === undefined) return undefined;
       return { outcome: "subscription_inactive", limit, remaining, resetAt };
     }
     case "invalid_key":

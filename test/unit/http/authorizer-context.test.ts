@@ -38,9 +38,23 @@ describe("reading the authorizer's verdict", () => {
   });
 
   it("reads the verdicts without numbers in either shape", () => {
-    for (const outcome of ["invalid_key", "subscription_inactive", "error"] as const) {
+    for (const outcome of ["invalid_key", "error"] as const) {
       expect(readAuthorizerContext({ outcome })).toEqual({ outcome });
     }
+  });
+
+  it("reads an inactive organization's bucket state as numbers or numeric strings", () => {
+    const expected = { outcome: "subscription_inactive", limit: 100, remaining: 99, resetAt: 1_800_000_000 };
+    expect(readAuthorizerContext({ ...expected })).toEqual(expected);
+    expect(
+      readAuthorizerContext({
+        outcome: "subscription_inactive",
+        limit: "100",
+        remaining: "99",
+        resetAt: "1800000000",
+      }),
+    ).toEqual(expected);
+    expect(readAuthorizerContext({ outcome: "subscription_inactive" })).toBeUndefined();
   });
 
   it.each([
