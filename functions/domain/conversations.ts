@@ -3,17 +3,30 @@
  *
  * Main course of `startConversation`: one transaction that (1) checks the chatbot exists in the
  * caller's organization, (2) creates the contact or updates it if it is already this
- * organization's, (3) puts the conversation. Either all of it happens or none: a 404 or 403 leaves
+ * organization's, (3) puts the conversation (with its listing-index keys), (4) links it into its
+ * contact's and its external id's lists. Either all of it happens or none: a 404 or 403 leaves
  * no stray contact or conversation behind. The refused action tells which error it is.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { newCursorSecret } from "#functions/domain/cursors";
 import { AppError } from "#functions/errors";
-import { cancellationReasons, refusedAs } from "#functions/store/conditions";
-import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";
+import { cancellationReasons, refusedItem } from "#functions/store/conditions";
+import {
+  type ConversationRecord,
+  conversationActivityKey,
+  entities,
+  items,
+  keys,
+  records,
+} from "#functions/store/items";
+
+/** An external id is the caller's free text: its listing partition is keyed by its hash. */
+export function externalIdHash(externalId: string): string {
+  return createHash("sha256").update(externalId).digest("base64url");
+}
 
 export interface StartConversationInput {
   organizationId: string;
@@ -32,7 +45,7 @@ export async function startConversation(
 ): Promise<{ conversationId: string; contactId: string }> {
   const now = isoTime(ctx.clock());
   const contactId = input.contactId ?? randomUUID();
-  const conversation: ConversationRecord = {
+  const conversation: ConversationRecord & { lastActivityAt: string } = {
     conversationId: randomUUID(),
     organizationId: input.organizationId,
     chatbotId: input.chatbotId,
@@ -40,8 +53,14 @@ export async function startConversation(
     status: "open",
     turns: 0,
     createdAt: now,
+    lastActivityAt: now,
     cursorSecret: newCursorSecret(),
     ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+  };
+  const link = {
+    conversationId: conversation.conversationId,
+    organizationId: input.organizationId,
+    createdAt: now,
   };
 
   const contactFields: Record<string, string> = {
@@ -101,6 +120,17 @@ export async function startConversation(
               ConditionExpression: "attribute_not_exists(PK)",
             },
           },
+          { Put: { TableName: ctx.db.tableName, Item: items.contactConversation(contactId, link) } },
+          ...(input.externalId === undefined
+            ? []
+            : [
+                {
+                  Put: {
+                    TableName: ctx.db.tableName,
+                    Item: items.externalConversation(externalIdHash(input.externalId), link),
+                  },
+                },
+              ]),
         ],
       }),
     );
@@ -113,24 +143,35 @@ export async function startConversation(
   return { conversationId: conversation.conversationId, contactId };
 }
 
-/** Closes a conversation (operator side); further messages get 409. Idempotent. */
+/**
+ * Closes a conversation (operator CLI, management API); further messages get 409. Closing is
+ * activity, so it moves the conversation in the listings. Idempotent: closing a closed
+ * conversation changes nothing and answers the same.
+ */
 export async function closeConversation(
   ctx: DomainContext,
   input: { organizationId: string; conversationId: string },
 ): Promise<ConversationRecord> {
-  const result = await refusedAs(
-    ctx.db.client.send(
+  const now = isoTime(ctx.clock());
+  const sortKey = conversationActivityKey("closed", now, input.conversationId);
+  try {
+    const result = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(input.organizationId, input.conversationId),
-        UpdateExpression: "SET #status = :closed",
-        ConditionExpression: "attribute_exists(PK)",
+        UpdateExpression:
+          "SET #status = :closed, lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey",
+        ConditionExpression: "attribute_exists(PK) AND #status <> :closed",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":closed": "closed" },
+        ExpressionAttributeValues: { ":closed": "closed", ":now": now, ":sortKey": sortKey },
         ReturnValues: "ALL_NEW",
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),
-    ),
-    () => new AppError("conversation_not_found"),
-  );
-  return records.conversation(result.Attributes ?? {});
+    );
+    return records.conversation(result.Attributes ?? {});
+  } catch (error) {
+    const stored = refusedItem(error);
+    if (!stored) throw new AppError("conversation_not_found");
+    return records.conversation(stored);
+  }
 }

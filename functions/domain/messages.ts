@@ -11,7 +11,8 @@
  *      timeout gives the chatbot's fallback reply instead (logged with the request id);
  *   5. store the reply with its token usage and model latency, and return it; in the same round
  *      trip, keep on the conversation the look-up details the visitor gave (one UpdateItem, only
- *      when they changed), so a later turn can complete a look-up.
+ *      when they changed), so a later turn can complete a look-up, and count the turn in the
+ *      chatbot's usage of the day (one UpdateItem).
  * Message sort keys are `MSG#{turn}#{index}`: the turn number orders turns, index 00 is the
  * visitor's message and 01… the chatbot's replies, so a history page reads in conversation order.
  */
@@ -22,11 +23,14 @@ import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } fro
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError } from "#functions/errors";
 import { describeError, log } from "#functions/log";
 import { refusedItem } from "#functions/store/conditions";
 import {
   type ConversationRecord,
+  conversationActivityKey,
+  gsi2,
   type Item,
   items,
   keys,
@@ -65,6 +69,8 @@ export interface AgentServices {
 /** A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the conversation. */
 export interface TurnToolBox extends ToolBox {
   collected?(): Record<string, string>;
+  /** The outcome of each look-up made so far this turn (for the usage counters). */
+  outcomes?(): string[];
 }
 
 export interface ToolBoxRequest {
@@ -121,7 +127,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     Math.max(0, deadline - ctx.clock()),
   );
   try {
-    const conversation = await claimTurn(ctx, input.organizationId, input.conversationId);
+    const conversation = await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started));
     const turn = conversation.turns;
 
     const [attachments, bundle, history] = await Promise.all([
@@ -129,7 +135,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       loadChatbotBundle(ctx, input.organizationId, conversation.chatbotId),
       readHistory(ctx, conversation, turn),
     ]);
-    if (!bundle) throw new Error(`chatbot ${conversation.chatbotId} of a live conversation is missing`);
+    // The chatbot was deleted (management API): its conversations take no more messages.
+    if (!bundle) throw new AppError("conversation_closed");
 
     const visitorMessage: MessageRecord = {
       messageId: randomUUID(),
@@ -179,6 +186,18 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     await Promise.all([
       storeMessages(ctx, input.organizationId, replies),
       keepCollected(ctx, conversation, reply.collected),
+      // In parallel with the reply's write: counting adds no wait (domain/usage.ts).
+      recordTurnUsage(ctx, {
+        organizationId: input.organizationId,
+        chatbotId: conversation.chatbotId,
+        at: started,
+        replies: replies.length,
+        fallback: reply.fallback,
+        ...(reply.usage
+          ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens }
+          : {}),
+        lookups: reply.lookups ?? [],
+      }),
     ]);
     return { conversationId: conversation.conversationId, messages: replies };
   } finally {
@@ -186,20 +205,29 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
   }
 }
 
+/** Claims the turn number; the same write marks the activity that orders the conversation listings. */
 async function claimTurn(
   ctx: DomainContext,
   organizationId: string,
   conversationId: string,
+  now: string,
 ): Promise<ConversationRecord> {
   try {
     const result = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
-        UpdateExpression: "ADD turns :one",
+        UpdateExpression:
+          "ADD turns :one SET lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
         ConditionExpression: "attribute_exists(PK) AND #status = :open",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":one": 1, ":open": "open" },
+        ExpressionAttributeValues: {
+          ":one": 1,
+          ":open": "open",
+          ":now": now,
+          ":sortKey": conversationActivityKey("open", now, conversationId),
+          ":orgConversations": gsi2.conversationsPartition(organizationId),
+        },
         ReturnValues: "ALL_NEW",
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),
@@ -249,6 +277,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   fallback: boolean;
   /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
   collected?: Record<string, string>;
+  /** The look-ups this turn made, by outcome. */
+  lookups?: string[];
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
@@ -256,7 +286,8 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
   let tools: TurnToolBox | undefined;
   const collected = () => {
     const values = tools?.collected?.();
-    return values ? { collected: values } : {};
+    const lookups = tools?.outcomes?.() ?? [];
+    return { ...(values ? { collected: values } : {}), ...(lookups.length > 0 ? { lookups } : {}) };
   };
   try {
     const [engine, toolBox] = await Promise.all([

@@ -46,6 +46,9 @@ function toItem(location: Location, issue: $ZodIssue, source: unknown): Validati
       if (typeof input === "string" && (issue.expected === "number" || issue.expected === "int")) {
         return item("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
       }
+      if (typeof input === "string" && issue.expected === "boolean") {
+        return item("bool_parsing", "Input should be a valid boolean, unable to interpret input");
+      }
       return invalidTypeItem(issue.expected, path.length === 0, item);
     }
     case "invalid_format":

@@ -41,6 +41,7 @@ describe("authorizer context", () => {
       kind: "allowed",
       organizationId: "org",
       keyId: "key",
+      scope: "chat",
       rate: { limit: 10, remaining: 9, resetAt: 5 },
     });
     expect(readAuthorizerContext(allowed)).toEqual(allowed);

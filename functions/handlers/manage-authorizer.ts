@@ -1,0 +1,59 @@
+/**
+ * The Lambda authorizer (simple responses, payload 2.0) of every `/manage/*` route.
+ *
+ * Like the API-key authorizer it always allows and reports its verdict in the context
+ * (http/manage-context.ts), so the integration answers every refusal in Format A: the gateway's
+ * own `{"message":"Forbidden"}` / `{"message":"Unauthorized"}` never reach a management client.
+ * No identity source (a request without Authorization still reaches us) and no result cache (each
+ * request takes a token). The route's required role comes from the route table (lib/routes.ts).
+ */
+import type {
+  APIGatewayRequestAuthorizerEventV2,
+  APIGatewaySimpleAuthorizerWithContextResult,
+} from "aws-lambda";
+import {
+  type AccessTokenVerifier,
+  accessTokenSettingsFromEnvironment,
+  createAccessTokenVerifier,
+} from "#functions/domain/access-tokens";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { decideManageAccess } from "#functions/domain/manage-access";
+import { toManageContext } from "#functions/http/manage-context";
+import { describeError, log, withRequestScope } from "#functions/log";
+import { manageRouteFor } from "#lib/routes";
+
+const ctx = contextFromEnvironment();
+let verifier: AccessTokenVerifier | undefined;
+
+type Result = APIGatewaySimpleAuthorizerWithContextResult<Record<string, string | number | boolean>>;
+
+export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promise<Result> {
+  return withRequestScope(event.requestContext.requestId, async () => {
+    try {
+      const route = manageRouteFor(event.routeKey);
+      if (!route?.access) {
+        log.error("management authorizer on a route it does not know", { routeKey: event.routeKey });
+        return { isAuthorized: true, context: toManageContext({ outcome: "error" }) };
+      }
+      if (!verifier) {
+        const settings = accessTokenSettingsFromEnvironment();
+        if (settings) verifier = createAccessTokenVerifier(settings);
+      }
+      const verdict = await decideManageAccess(
+        ctx,
+        {
+          authorization: event.headers?.authorization,
+          organizationHeader: event.headers?.["x-organization-id"],
+          access: route.access,
+        },
+        verifier,
+      );
+      if (verdict.outcome === "unauthenticated")
+        log.info("management caller refused", { reason: verdict.reason });
+      return { isAuthorized: true, context: toManageContext(verdict) };
+    } catch (error) {
+      log.error("management authorizer failed", describeError(error));
+      return { isAuthorized: true, context: toManageContext({ outcome: "error" }) };
+    }
+  });
+}
