@@ -1,7 +1,8 @@
 /**
  * `npm start`: the API on this machine. DynamoDB Local (data kept in .local/dynamodb), the stack's
- * table, every function bundled as for Lambda behind an emulator of API Gateway HTTP API, and a
- * demo organization, key and chatbot. Ctrl-C stops all of it.
+ * table, cognito-local with the stack's user pool (people kept in .local/cognito), every function
+ * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
+ * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
  *   npm start                                   port 3000, data kept between runs
  *   npm start -- --port 8080
@@ -9,6 +10,7 @@
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
@@ -27,6 +29,8 @@ const { values } = parseArgs({
     "runtime-file": { type: "string" },
     /** `typed` (default) or `strings`: how the authorizer's context reaches the functions. */
     "authorizer-context": { type: "string", default: "typed" },
+    /** Where invitations and reset codes land (default .local/mailbox.jsonl; ephemeral: a temporary file). */
+    "mailbox-file": { type: "string" },
   },
 });
 const authorizerContext = values["authorizer-context"];
@@ -36,13 +40,43 @@ if (authorizerContext !== "typed" && authorizerContext !== "strings") {
 }
 
 mkdirSync(localDirectory, { recursive: true });
+const mailboxFile =
+  values["mailbox-file"] ??
+  (values.ephemeral
+    ? resolve(tmpdir(), `chatbot-api-mailbox-${process.pid}.jsonl`)
+    : resolve(localDirectory, "mailbox.jsonl"));
 const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
   authorizerContext,
-  ...(values.ephemeral ? {} : { dataDirectory: resolve(localDirectory, "dynamodb") }),
+  mailboxFile,
+  ...(values.ephemeral
+    ? {}
+    : {
+        dataDirectory: resolve(localDirectory, "dynamodb"),
+        cognitoDirectory: resolve(localDirectory, "cognito"),
+      }),
 });
-// The operator CLI finds the local table through this file (an ephemeral run writes none unless asked).
+const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+const demo = await ensureDemo(
+  {
+    db: createDb(runtime.tableName, runtime.dynamoDb),
+    clock: systemClock,
+    ...(credentials ? { credentials } : {}),
+  },
+  { client: runtime.cognito.client, userPoolId: runtime.cognito.userPoolId },
+  values["demo-file"],
+  runtime.baseUrl,
+);
+// The console (and scripts) find the local Cognito in the demo file too.
+writeFileSync(
+  values["demo-file"],
+  `${JSON.stringify({ ...demo, cognito: { endpoint: runtime.cognito.endpoint, region: "us-east-1", userPoolId: runtime.cognito.userPoolId, clientId: runtime.cognito.clientId } }, null, 2)}\n`,
+  { mode: 0o600 },
+);
+
+// The operator CLI (and the test suite, which waits for it) finds the running runtime through this
+// file, written last (an ephemeral run writes none unless asked).
 const runtimeFile =
   values["runtime-file"] ?? (values.ephemeral ? undefined : resolve(localDirectory, "runtime.json"));
 if (runtimeFile)
@@ -55,21 +89,20 @@ if (runtimeFile)
         baseUrl: runtime.baseUrl,
         // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
         environment: runtime.toolEnvironment,
+        // The console's sign-in, the operator CLI's people commands and the tests reach cognito-local here.
+        cognito: {
+          endpoint: runtime.cognito.endpoint,
+          region: "us-east-1",
+          userPoolId: runtime.cognito.userPoolId,
+          clientId: runtime.cognito.clientId,
+          issuer: runtime.cognito.issuer,
+          mailboxFile: runtime.cognito.mailboxFile,
+        },
       },
       null,
       2,
     )}\n`,
   );
-const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
-const demo = await ensureDemo(
-  {
-    db: createDb(runtime.tableName, runtime.dynamoDb),
-    clock: systemClock,
-    ...(credentials ? { credentials } : {}),
-  },
-  values["demo-file"],
-  runtime.baseUrl,
-);
 
 const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
@@ -90,6 +123,12 @@ Then send a message (use the conversation_id it returns):
 curl -s -X POST ${demo.baseUrl}/api/message \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
   -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Console users (sign in with USER_PASSWORD_AUTH on ${runtime.cognito.endpoint}, client ${runtime.cognito.clientId}):
+  Operator      ${demo.operatorEmail}   ${demo.operatorPassword}
+  Admin         ${demo.consoleEmail}   ${demo.consolePassword}
+  Viewer        ${demo.viewerEmail}   ${demo.viewerPassword}
+  Mailbox       ${runtime.cognito.mailboxFile}   (invitations and password-reset codes)
 
 Look up an order in the sample shop${runtime.sampleShop ? ` (WooCommerce fake on ${runtime.sampleShop.woocommerce})` : ""}:
 send "Where is my order ${demoOrder.orderNumber}?" and, when asked, "${demoOrder.email}"

@@ -1,6 +1,7 @@
 /**
- * The local runtime: DynamoDB Local with the stack's table, every function bundled exactly as for
- * Lambda, and the HTTP API emulator wired from the same route table as the stack.
+ * The local runtime: DynamoDB Local with the stack's table, cognito-local with the stack's user pool
+ * and console client, every function bundled exactly as for Lambda, and the HTTP API emulator
+ * wired from the same route table as the stack (both authorizers).
  *
  * Look-up tools locally: credentials are sealed with a key file instead of KMS
  * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
@@ -15,7 +16,15 @@ import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
-import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
+import {
+  allFunctions,
+  authorizer,
+  authorizerSettings,
+  manageAuthorizer,
+  routeMiss,
+  routes,
+} from "../routes.ts";
+import { type RunningCognito, startCognitoLocal } from "./cognito-local.ts";
 import {
   ensureTable,
   localCredentials,
@@ -44,6 +53,10 @@ export interface LocalRuntimeOptions {
   environment?: Record<string, string>;
   /** Hand the authorizer's context to the functions with its types (default) or as strings. */
   authorizerContext?: AuthorizerContextShape;
+  /** Keep cognito-local's pool and people here between runs; absent: a temporary folder. */
+  cognitoDirectory?: string;
+  /** Where invitations and reset codes land (default: .local/mailbox.jsonl). */
+  mailboxFile?: string;
 }
 
 export interface LocalRuntime {
@@ -56,6 +69,8 @@ export interface LocalRuntime {
   toolEnvironment: Record<string, string>;
   /** The sample shop's platforms (fake base URL by platform), when this runtime started them. */
   sampleShop?: Record<string, string>;
+  /** The local Cognito: its endpoint, pool, console client and mailbox. */
+  cognito: RunningCognito;
   stop(): Promise<void>;
 }
 
@@ -86,6 +101,7 @@ export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
   let dynamo: RunningDynamoDb | undefined;
+  let cognito: RunningCognito | undefined;
   let emulator: RunningEmulator | undefined;
   let shop: PlatformFakes | undefined;
   try {
@@ -104,6 +120,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       credentials: localCredentials,
     });
     await ensureTable(dynamoDb, tableName);
+    cognito = await startCognitoLocal({
+      mailboxFile: options.mailboxFile ?? resolve(localDirectory, "mailbox.jsonl"),
+      ...(options.cognitoDirectory ? { dataDirectory: options.cognitoDirectory } : {}),
+    });
 
     // The functions run in this process and read their configuration from its environment, as
     // they read the environment the stack gives them on Lambda.
@@ -120,6 +140,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
           }),
       ...toolEnvironment,
+      // The people directory and the management authorizer reach cognito-local, as Cognito on AWS.
+      AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER: cognito.endpoint,
+      COGNITO_USER_POOL_ID: cognito.userPoolId,
+      COGNITO_CLIENT_ID: cognito.clientId,
+      COGNITO_ISSUER: cognito.issuer,
       ...options.environment,
     });
 
@@ -138,7 +163,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         method: route.method,
         path: route.path,
         fn: fn(route.id),
-        authorized: route.auth === "apiKey",
+        authorized: route.auth !== "none",
+        ...(route.auth === "manage" ? { authorizerName: manageAuthorizer.id } : {}),
       })),
       defaultRoute: fn(routeMiss.id),
       defaultRouteAuthorized: routeMiss.auth === "apiKey",
@@ -147,14 +173,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         identitySource: authorizerSettings.identitySource,
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
       },
+      authorizers: {
+        [manageAuthorizer.id]: {
+          fn: fn(manageAuthorizer.id),
+          identitySource: authorizerSettings.identitySource,
+          resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
+        },
+      },
     });
-    const running = { dynamo, emulator, shop };
+    const running = { dynamo, cognito, emulator, shop };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
       dynamoDb,
       toolEnvironment,
+      cognito,
       ...(shop
         ? {
             sampleShop: {
@@ -169,13 +203,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       stop: async () => {
         await running.emulator.close();
         dynamoDb.destroy();
-        await running.dynamo.stop();
+        await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
         await running.shop?.stop();
       },
     };
   } catch (error) {
     await emulator?.close();
     await dynamo?.stop();
+    await cognito?.stop();
     await shop?.stop();
     throw error;
   }
