@@ -7,14 +7,13 @@
  * - The user pool and console client are created through that API from lib/identity.ts, the
  *   definition the stack deploys (kept across runs with a data directory).
  * - cognito-local prints invitations and password-reset codes to its console instead of e-mailing
- *   them; they are captured into a mailbox file (one JSON line per message), the local
- *   counterpart of e-mail that tests and developers read.
+ *   them; they also land in a mailbox file (one JSON line per message, written by the process as
+ *   it "sends" them), the local counterpart of e-mail that tests and developers read.
  * - Supervised: if the process dies, it is started again on the same port and data, so issued
  *   tokens stay valid (the issuer URL names the port).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import {
@@ -51,50 +50,8 @@ export interface MailboxMessage {
   username: string;
 }
 
-const require = createRequire(import.meta.url);
-const startScript = resolve(dirname(require.resolve("cognito-local/package.json")), "lib/bin/start.js");
-
-const kinds: Record<string, string> = { AdminCreateUser: "invitation", ForgotPassword: "password_reset" };
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes are control characters.
-const ANSI = /\u001b\[[0-9;]*m/g;
-
-/**
- * Reads cognito-local's console, which prints each message as a box:
- *   `… <reqId> AdminCreateUser ╭───╮`, `│ Username: … │`, `│ Destination: … │`, `│ Code: … │`, `╰───╯`.
- */
-export function createMailboxReader(onMessage: (message: MailboxMessage) => void): (chunk: string) => void {
-  let pending = "";
-  let box: { target: string; fields: Record<string, string> } | undefined;
-  return (chunk) => {
-    pending += chunk.replace(ANSI, "");
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) {
-      const opening = /(\S+)\s+╭/.exec(line);
-      if (opening) {
-        box = { target: opening[1] ?? "", fields: {} };
-        continue;
-      }
-      if (!box) continue;
-      const field = /│\s*([A-Za-z ]+):\s+(\S.*?)\s*│/.exec(line);
-      if (field?.[1] && field[2]) box.fields[field[1].trim()] = field[2];
-      if (line.includes("╰")) {
-        const { target, fields } = box;
-        box = undefined;
-        if (fields.Destination && fields.Code) {
-          onMessage({
-            at: new Date().toISOString(),
-            kind: kinds[target] ?? target,
-            to: fields.Destination,
-            code: fields.Code,
-            username: fields.Username ?? "",
-          });
-        }
-      }
-    }
-  };
-}
+/** Runs cognito-local's server, writing what it "sends" to the mailbox (see the script's comment). */
+const processScript = resolve(import.meta.dirname, "cognito-local-process.mjs");
 
 async function healthy(endpoint: string): Promise<boolean> {
   try {
@@ -119,10 +76,7 @@ export async function startCognitoLocal(options: {
   const workDirectory = options.dataDirectory ?? mkdtempSync(join(tmpdir(), "cognito-local-"));
   mkdirSync(workDirectory, { recursive: true });
   mkdirSync(dirname(options.mailboxFile), { recursive: true });
-  appendFileSync(options.mailboxFile, "");
-  const readMailbox = createMailboxReader((message) =>
-    appendFileSync(options.mailboxFile, `${JSON.stringify(message)}\n`, { mode: 0o600 }),
-  );
+  appendFileSync(options.mailboxFile, "", { mode: 0o600 });
 
   let child: ChildProcess | undefined;
   let stopping = false;
@@ -130,14 +84,19 @@ export async function startCognitoLocal(options: {
   const restarts: number[] = [];
 
   const launch = (): ChildProcess => {
-    const started = spawn(process.execPath, [startScript], {
+    const started = spawn(process.execPath, [processScript], {
       cwd: workDirectory,
-      env: { ...process.env, PORT: String(port), HOST: host, NODE_NO_WARNINGS: "1" },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: host,
+        NODE_NO_WARNINGS: "1",
+        MAILBOX_FILE: options.mailboxFile,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     started.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       output = (output + chunk).slice(-20_000);
-      readMailbox(chunk);
     });
     started.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       output = (output + chunk).slice(-20_000);
