@@ -192,7 +192,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         chatbotId: conversation.chatbotId,
         at: started,
         replies: replies.length,
-        fallback: reply.fallback,
+        // The fallback reply, whether the engine failed or (scripted) had no answer.
+        fallback: reply.fallback || reply.messages.join("\n") === bundle.chatbot.fallbackReply.trim(),
         ...(reply.usage
           ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens }
           : {}),
