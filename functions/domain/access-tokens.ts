@@ -21,6 +21,7 @@ import {
   JwtParseError,
   JwtWithoutValidKidError,
   KidNotFoundInJwksError,
+  WaitPeriodNotYetEndedJwkError,
 } from "aws-jwt-verify/error";
 import type { Fetcher } from "aws-jwt-verify/https";
 import { SimpleJwksCache } from "aws-jwt-verify/jwk";
@@ -80,7 +81,12 @@ function reasonOf(error: JwtBaseError): string {
   if (error instanceof JwtInvalidIssuerError) return "issuer";
   if (error instanceof JwtInvalidSignatureAlgorithmError) return "algorithm";
   if (error instanceof JwtInvalidSignatureError) return "signature";
-  if (error instanceof JwtWithoutValidKidError || error instanceof KidNotFoundInJwksError) return "key_id";
+  if (
+    error instanceof JwtWithoutValidKidError ||
+    error instanceof KidNotFoundInJwksError ||
+    error instanceof WaitPeriodNotYetEndedJwkError
+  )
+    return "key_id";
   if (error instanceof JwtParseError) return "malformed";
   return "invalid";
 }

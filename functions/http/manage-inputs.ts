@@ -78,6 +78,7 @@ export const engineInput = z.discriminatedUnion("kind", [
           .string()
           .check(
             z.regex(/^[A-Za-z0-9_.-]{1,100}$/),
+            z.maxLength(100),
             z.describe("Name of the secret holding the server's API key. Set by platform operators only."),
           ),
       ),

@@ -15,6 +15,7 @@ export const toolName = z
   .string()
   .check(
     z.regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/),
+    z.maxLength(64),
     z.describe("The name the model calls the tool by (default `lookup_{kind}`)."),
   );
 

@@ -48,7 +48,9 @@ describe.runIf(hasIdentity)("API keys", () => {
 
     const listed = await manage("GET", "/manage/api-keys", as(home));
     expect(listed.text).not.toContain(created.body.key);
-    expect((listed.body as { api_keys: ApiKey[] }).api_keys.map((key) => key.key_id)).toContain(created.body.key_id);
+    expect((listed.body as { api_keys: ApiKey[] }).api_keys.map((key) => key.key_id)).toContain(
+      created.body.key_id,
+    );
   });
 
   it("creates a manage key that manages its own organization as an admin", async () => {
@@ -62,7 +64,10 @@ describe.runIf(hasIdentity)("API keys", () => {
       principal: { type: "api_key", key_id: created.body.key_id, name: "automation", scope: "manage" },
       memberships: [{ organization_id: home.organizationId, role: "admin" }],
     });
-    const chatbot = await manage("POST", "/manage/chatbots", { as: created.body.key, body: { name: "By key" } });
+    const chatbot = await manage("POST", "/manage/chatbots", {
+      as: created.body.key,
+      body: { name: "By key" },
+    });
     expect(chatbot.status).toBe(201);
     // A manage key is a superset: the public API takes it too.
     expect((await call("GET", "/api/me", { key: created.body.key })).status).toBe(200);
@@ -106,7 +111,10 @@ describe.runIf(hasIdentity)("API keys", () => {
   });
 
   it("refuses bad input with 422 fields", async () => {
-    const refused = await manage("POST", "/manage/api-keys", { ...as(home), body: { name: "", scope: "root" } });
+    const refused = await manage("POST", "/manage/api-keys", {
+      ...as(home),
+      body: { name: "", scope: "root" },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body).toMatchObject({
       error: {

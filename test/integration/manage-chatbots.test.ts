@@ -88,7 +88,9 @@ describe.runIf(hasIdentity)("chatbots", () => {
       engine: { kind: "bedrock", model_id: "anthropic.claude-test-v1" },
     });
     const listed = await manage<{ chatbots: Chatbot[] }>("GET", "/manage/chatbots", as(home));
-    expect(listed.body.chatbots.map((bot) => bot.chatbot_id)).toEqual(expect.arrayContaining([home.chatbotId, id]));
+    expect(listed.body.chatbots.map((bot) => bot.chatbot_id)).toEqual(
+      expect.arrayContaining([home.chatbotId, id]),
+    );
     expect(listed.body.chatbots.map((bot) => bot.chatbot_id)).not.toContain(other.chatbotId);
   });
 
@@ -105,12 +107,18 @@ describe.runIf(hasIdentity)("chatbots", () => {
   it("refuses settings out of bounds with 422 fields", async () => {
     const refused = await manage("PATCH", `/manage/chatbots/${home.chatbotId}`, {
       ...as(home),
-      body: { temperature: 2, max_output_tokens: 5, history_window: 51, engine: { kind: "gpt" }, welcome_message: "" },
+      body: {
+        temperature: 2,
+        max_output_tokens: 5,
+        history_window: 51,
+        engine: { kind: "gpt" },
+        welcome_message: "",
+      },
     });
     expect(refused.status).toBe(422);
-    const locs = (refused.body as { error: { details: { fields: { loc: string[] }[] } } }).error.details.fields.map(
-      (field) => field.loc.join("."),
-    );
+    const locs = (
+      refused.body as { error: { details: { fields: { loc: string[] }[] } } }
+    ).error.details.fields.map((field) => field.loc.join("."));
     expect(locs).toEqual(
       expect.arrayContaining([
         "body.temperature",
@@ -123,7 +131,10 @@ describe.runIf(hasIdentity)("chatbots", () => {
   });
 
   it("keeps an openai engine's server and key secret the operators': an admin may change only its model", async () => {
-    const bot = await manage<Chatbot>("POST", "/manage/chatbots", { ...as(home), body: { name: "Model bot" } });
+    const bot = await manage<Chatbot>("POST", "/manage/chatbots", {
+      ...as(home),
+      body: { name: "Model bot" },
+    });
     const id = bot.body.chatbot_id;
     const byAdmin = await manage("PATCH", `/manage/chatbots/${id}`, {
       ...as(home),
@@ -133,7 +144,14 @@ describe.runIf(hasIdentity)("chatbots", () => {
     const byOperator = await manage<Chatbot>("PATCH", `/manage/chatbots/${id}`, {
       as: operator.token,
       organization: home.organizationId,
-      body: { engine: { kind: "openai", base_url: "https://models.example/v1", model: "m1", api_key_secret: "acme" } },
+      body: {
+        engine: {
+          kind: "openai",
+          base_url: "https://models.example/v1",
+          model: "m1",
+          api_key_secret: "acme",
+        },
+      },
     });
     expect(byOperator.status).toBe(200);
     const modelOnly = await manage<Chatbot>("PATCH", `/manage/chatbots/${id}`, {
@@ -154,7 +172,10 @@ describe.runIf(hasIdentity)("chatbots", () => {
   });
 
   it("deletes a chatbot: no new conversations (404), its conversations take no more messages (409)", async () => {
-    const bot = await manage<Chatbot>("POST", "/manage/chatbots", { ...as(home), body: { name: "Short-lived" } });
+    const bot = await manage<Chatbot>("POST", "/manage/chatbots", {
+      ...as(home),
+      body: { name: "Short-lived" },
+    });
     const id = bot.body.chatbot_id;
     const conversation = await api.startConversation(home.apiKey, { chatbot_id: id });
     expect(conversation.status).toBe(200);
@@ -207,11 +228,20 @@ describe.runIf(hasIdentity)("knowledge entries", () => {
       body: { kind: "snippet", title: "Hours", text: "We are open on weekdays from nine to five." },
     });
     expect(snippet.body).toMatchObject({ kind: "snippet", title: "Hours", question: null });
-    const listed = await manage<{ entries: Entry[] }>("GET", path, { as: home.viewer.token, organization: home.organizationId });
-    expect(listed.body.entries.map((entry) => entry.entry_id)).toEqual([qa.body.entry_id, snippet.body.entry_id]);
+    const listed = await manage<{ entries: Entry[] }>("GET", path, {
+      as: home.viewer.token,
+      organization: home.organizationId,
+    });
+    expect(listed.body.entries.map((entry) => entry.entry_id)).toEqual([
+      qa.body.entry_id,
+      snippet.body.entry_id,
+    ]);
 
     const conversationId = await newConversation(home);
-    const answer = await api.sendMessage(home.apiKey, { conversation_id: conversationId, message: "Do you ship to Belgium?" });
+    const answer = await api.sendMessage(home.apiKey, {
+      conversation_id: conversationId,
+      message: "Do you ship to Belgium?",
+    });
     expect(answer.body.messages[0]?.content).toContain("within two days");
 
     const changed = await manage<Entry>("PATCH", `${path}/${qa.body.entry_id}`, {
@@ -250,14 +280,26 @@ describe.runIf(hasIdentity)("knowledge entries", () => {
       body: { kind: "qa", question: "q", answer: "a" },
     });
     expect([add.status, errorCode(add)]).toEqual([404, "chatbot_not_found"]);
-    const change = await manage("PATCH", `/manage/chatbots/${other.chatbotId}/knowledge/${theirs.body.entry_id}`, {
-      ...as(home),
-      body: { kind: "qa", question: "q", answer: "mine now" },
-    });
+    const change = await manage(
+      "PATCH",
+      `/manage/chatbots/${other.chatbotId}/knowledge/${theirs.body.entry_id}`,
+      {
+        ...as(home),
+        body: { kind: "qa", question: "q", answer: "mine now" },
+      },
+    );
     expect([change.status, errorCode(change)]).toEqual([404, "knowledge_entry_not_found"]);
-    const remove = await manage("DELETE", `/manage/chatbots/${other.chatbotId}/knowledge/${theirs.body.entry_id}`, as(home));
+    const remove = await manage(
+      "DELETE",
+      `/manage/chatbots/${other.chatbotId}/knowledge/${theirs.body.entry_id}`,
+      as(home),
+    );
     expect([remove.status, errorCode(remove)]).toEqual([404, "knowledge_entry_not_found"]);
-    const still = await manage<{ entries: Entry[] }>("GET", `/manage/chatbots/${other.chatbotId}/knowledge`, as(other));
+    const still = await manage<{ entries: Entry[] }>(
+      "GET",
+      `/manage/chatbots/${other.chatbotId}/knowledge`,
+      as(other),
+    );
     expect(still.body.entries[0]?.answer).toBe("Theirs.");
   });
 });

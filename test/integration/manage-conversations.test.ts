@@ -42,7 +42,8 @@ const made: string[] = [];
 
 const as = (tenant: ManagedTenant) => ({ as: tenant.viewer.token, organization: tenant.organizationId });
 const list = (query = "", tenant = home) => manage<Page>("GET", `/manage/conversations${query}`, as(tenant));
-const ids = (page: { body: Page }) => page.body.conversations.map((conversation) => conversation.conversation_id);
+const ids = (page: { body: Page }) =>
+  page.body.conversations.map((conversation) => conversation.conversation_id);
 
 /** Every conversation of a listing, following its cursors with pages of `limit`. */
 async function everyPage(query: string, limit: number): Promise<string[]> {
@@ -50,7 +51,9 @@ async function everyPage(query: string, limit: number): Promise<string[]> {
   let cursor: string | null = null;
   do {
     const separator = query ? "&" : "?";
-    const page = await list(`${query}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const page = await list(
+      `${query}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     expect(page.status).toBe(200);
     expect(page.body.conversations.length).toBeLessThanOrEqual(limit);
     all.push(...ids(page));
@@ -63,14 +66,18 @@ async function everyPage(query: string, limit: number): Promise<string[]> {
 describe.runIf(hasIdentity)("the organization's conversations", () => {
   beforeAll(async () => {
     [home, other] = await Promise.all([seedManagedTenant(), seedManagedTenant()]);
-    secondBot = (await createChatbot(domain(), { organizationId: home.organizationId, name: "Second" })).chatbotId;
+    secondBot = (await createChatbot(domain(), { organizationId: home.organizationId, name: "Second" }))
+      .chatbotId;
     // Six conversations: two on the second chatbot, two of one contact, one with an external id.
     made.push(await newConversation(home));
     made.push(await newConversation(home, { contact_id: contact }));
     const onSecond = await api.startConversation(home.apiKey, { chatbot_id: secondBot });
     made.push(onSecond.body.conversation_id);
     made.push(await newConversation(home, { contact_id: contact, external_id: "ticket-42" }));
-    const alsoSecond = await api.startConversation(home.apiKey, { chatbot_id: secondBot, external_id: "ticket-43" });
+    const alsoSecond = await api.startConversation(home.apiKey, {
+      chatbot_id: secondBot,
+      external_id: "ticket-43",
+    });
     made.push(alsoSecond.body.conversation_id);
     made.push(await newConversation(home));
     await newConversation(other, { contact_id: theirContact });
@@ -84,7 +91,11 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     await api.sendMessage(home.apiKey, { conversation_id: made[0], message: "Hello again" });
     const after = await list();
     expect(ids(after)[0]).toBe(made[0]);
-    expect(after.body.conversations[0]).toMatchObject({ turn_count: 1, status: "open", chatbot_id: home.chatbotId });
+    expect(after.body.conversations[0]).toMatchObject({
+      turn_count: 1,
+      status: "open",
+      chatbot_id: home.chatbotId,
+    });
   });
 
   it("filters by chatbot, contact, external id and status, alone and combined", async () => {
@@ -93,9 +104,14 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     expect(ids(await list("?external_id=ticket-42"))).toEqual([made[3]]);
     expect(ids(await list(`?external_id=ticket-43&chatbot_id=${secondBot}`))).toEqual([made[4]]);
     expect(ids(await list(`?external_id=ticket-43&chatbot_id=${home.chatbotId}`))).toEqual([]);
-    expect(ids(await list(`?contact_id=${contact}&chatbot_id=${home.chatbotId}`)).sort()).toEqual([made[1], made[3]].sort());
+    expect(ids(await list(`?contact_id=${contact}&chatbot_id=${home.chatbotId}`)).sort()).toEqual(
+      [made[1], made[3]].sort(),
+    );
 
-    await manage("POST", `/manage/conversations/${made[5]}/close`, { as: home.admin.token, organization: home.organizationId });
+    await manage("POST", `/manage/conversations/${made[5]}/close`, {
+      as: home.admin.token,
+      organization: home.organizationId,
+    });
     expect(ids(await list("?status=closed"))).toEqual([made[5]]);
     expect(ids(await list("?status=open"))).not.toContain(made[5]);
     expect(ids(await list(`?status=closed&chatbot_id=${secondBot}`))).toEqual([]);
@@ -120,7 +136,11 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
   it("refuses a cursor made for other filters, or not made here", async () => {
     const page = await list("?limit=1");
     const cursor = encodeURIComponent(page.body.next_cursor ?? "");
-    for (const query of [`?limit=1&status=open&cursor=${cursor}`, "?cursor=bm90LWEtY3Vyc29y", "?cursor=%7B%7D"]) {
+    for (const query of [
+      `?limit=1&status=open&cursor=${cursor}`,
+      "?cursor=bm90LWEtY3Vyc29y",
+      "?cursor=%7B%7D",
+    ]) {
       const refused = await list(query);
       expect([refused.status, errorCode(refused)]).toEqual([422, "invalid_argument"]);
       expect(refused.body).toMatchObject({ error: { details: { fields: [{ loc: ["query", "cursor"] }] } } });
@@ -131,13 +151,16 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     const conversationId = made[3] ?? "";
     await api.sendMessage(home.apiKey, { conversation_id: conversationId, message: "First" });
     await api.sendMessage(home.apiKey, { conversation_id: conversationId, message: "Second" });
-    const shown = await manage<Conversation & { messages: { role: string; content: string }[]; next_cursor: string | null }>(
-      "GET",
-      `/manage/conversations/${conversationId}?limit=3`,
-      as(home),
-    );
+    const shown = await manage<
+      Conversation & { messages: { role: string; content: string }[]; next_cursor: string | null }
+    >("GET", `/manage/conversations/${conversationId}?limit=3`, as(home));
     expect(shown.status).toBe(200);
-    expect(shown.body).toMatchObject({ conversation_id: conversationId, contact_id: contact, external_id: "ticket-42", turn_count: 2 });
+    expect(shown.body).toMatchObject({
+      conversation_id: conversationId,
+      contact_id: contact,
+      external_id: "ticket-42",
+      turn_count: 2,
+    });
     expect(shown.body.messages.map((message) => [message.role, message.content.slice(0, 6)])).toEqual([
       ["user", "First"],
       ["assistant", expect.any(String)],
@@ -165,7 +188,10 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
       organization: home.organizationId,
     });
     expect(again.body).toEqual(closed.body);
-    const message = await api.sendMessage(home.apiKey, { conversation_id: conversationId, message: "Hello?" });
+    const message = await api.sendMessage(home.apiKey, {
+      conversation_id: conversationId,
+      message: "Hello?",
+    });
     expect([message.status, message.body]).toEqual([409, { detail: "Conversation is closed" }]);
   });
 
@@ -183,6 +209,8 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
       const answer = await manage(method, path, { as: home.admin.token, organization: home.organizationId });
       expect([path, answer.status, errorCode(answer)]).toEqual([path, 404, "conversation_not_found"]);
     }
-    expect((await api.sendMessage(other.apiKey, { conversation_id: theirs, message: "open?" })).status).toBe(200);
+    expect((await api.sendMessage(other.apiKey, { conversation_id: theirs, message: "open?" })).status).toBe(
+      200,
+    );
   });
 });

@@ -26,7 +26,10 @@ interface Member {
 let home: ManagedTenant;
 let other: ManagedTenant;
 
-const as = (tenant: ManagedTenant, token = tenant.admin.token) => ({ as: token, organization: tenant.organizationId });
+const as = (tenant: ManagedTenant, token = tenant.admin.token) => ({
+  as: token,
+  organization: tenant.organizationId,
+});
 
 describe.runIf(hasIdentity)("members", () => {
   beforeAll(async () => {
@@ -60,7 +63,10 @@ describe.runIf(hasIdentity)("members", () => {
   });
 
   it("refuses invalid invitations with 422 fields", async () => {
-    const refused = await manage("POST", "/manage/members", { ...as(home), body: { email: "nope", role: "owner" } });
+    const refused = await manage("POST", "/manage/members", {
+      ...as(home),
+      body: { email: "nope", role: "owner" },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body).toMatchObject({
       error: {
@@ -106,7 +112,10 @@ describe.runIf(hasIdentity)("members", () => {
     const second = await seedMember(tenant.organizationId, "admin", "second-admin");
     const [first, other] = await Promise.all([
       manage("DELETE", `/manage/members/${second.userId}`, as(tenant)),
-      manage("DELETE", `/manage/members/${tenant.admin.userId}`, { as: second.token, organization: tenant.organizationId }),
+      manage("DELETE", `/manage/members/${tenant.admin.userId}`, {
+        as: second.token,
+        organization: tenant.organizationId,
+      }),
     ]);
     const statuses = [first.status, other.status].sort();
     // Exactly one removal wins; the other is refused (the last admin, or its remover gone), never both.
@@ -134,7 +143,10 @@ describe.runIf(hasIdentity)("members", () => {
 
   it("finds no member of another organization, and no one by an unknown id", async () => {
     for (const userId of [other.viewer.userId, randomUUID()]) {
-      const patched = await manage("PATCH", `/manage/members/${userId}`, { ...as(home), body: { role: "admin" } });
+      const patched = await manage("PATCH", `/manage/members/${userId}`, {
+        ...as(home),
+        body: { role: "admin" },
+      });
       expect([patched.status, errorCode(patched)]).toEqual([404, "member_not_found"]);
       const deleted = await manage("DELETE", `/manage/members/${userId}`, as(home));
       expect([deleted.status, errorCode(deleted)]).toEqual([404, "member_not_found"]);

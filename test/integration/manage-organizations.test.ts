@@ -38,7 +38,11 @@ describe.runIf(hasIdentity)("the organization", () => {
       organization: home.organizationId,
     });
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ organization_id: home.organizationId, subscription: "active", rate_limit: 100 });
+    expect(read.body).toMatchObject({
+      organization_id: home.organizationId,
+      subscription: "active",
+      rate_limit: 100,
+    });
     expect(read.headers.get("x-ratelimit-limit")).toBe("300");
 
     const renamed = await manage<Organization>("PATCH", "/manage/organization", {
@@ -60,7 +64,10 @@ describe.runIf(hasIdentity)("the organization", () => {
       });
       expect(refused.status).toBe(422);
       expect(refused.body).toMatchObject({
-        error: { code: "invalid_argument", details: { fields: [expect.objectContaining({ loc: ["body", "name"] })] } },
+        error: {
+          code: "invalid_argument",
+          details: { fields: [expect.objectContaining({ loc: ["body", "name"] })] },
+        },
       });
     }
   });
@@ -92,9 +99,13 @@ describe.runIf(hasIdentity)("the platform operators' organizations", () => {
       admin: null,
       invitation: null,
     });
-    const read = await manage<Organization>("GET", `/manage/organizations/${created.body.organization.organization_id}`, {
-      as: operator.token,
-    });
+    const read = await manage<Organization>(
+      "GET",
+      `/manage/organizations/${created.body.organization.organization_id}`,
+      {
+        as: operator.token,
+      },
+    );
     expect(read.body).toEqual(created.body.organization);
   });
 
@@ -104,8 +115,10 @@ describe.runIf(hasIdentity)("the platform operators' organizations", () => {
     let pages = 0;
     do {
       const query: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : "?limit=2";
-      const page: { status: number; body: { organizations: Organization[]; has_more: boolean; next_cursor: string | null } } =
-        await manage("GET", `/manage/organizations${query}`, { as: operator.token });
+      const page: {
+        status: number;
+        body: { organizations: Organization[]; has_more: boolean; next_cursor: string | null };
+      } = await manage("GET", `/manage/organizations${query}`, { as: operator.token });
       expect(page.status).toBe(200);
       expect(page.body.organizations.length).toBeLessThanOrEqual(2);
       for (const org of page.body.organizations) {
@@ -129,7 +142,10 @@ describe.runIf(hasIdentity)("the platform operators' organizations", () => {
     });
     expect(inactive.body.subscription).toBe("inactive");
     const refused = await call("GET", "/api/me", { key: other.apiKey });
-    expect([refused.status, refused.body]).toEqual([403, { detail: "Organization subscription is not active" }]);
+    expect([refused.status, refused.body]).toEqual([
+      403,
+      { detail: "Organization subscription is not active" },
+    ]);
     // A manage key of an inactive organization is refused on /manage/ too (Format A).
     const managed = await manage("GET", "/manage/organization", { as: other.manageKey });
     expect([managed.status, errorCode(managed)]).toEqual([403, "subscription_inactive"]);
@@ -155,9 +171,9 @@ describe.runIf(hasIdentity)("the platform operators' organizations", () => {
       body: { rate_limit: 0, subscription: "paused", admin_email: "not-an-email" },
     });
     expect(bad.status).toBe(422);
-    const locs = (bad.body as { error: { details: { fields: { loc: string[] }[] } } }).error.details.fields.map((field) =>
-      field.loc.join("."),
-    );
+    const locs = (
+      bad.body as { error: { details: { fields: { loc: string[] }[] } } }
+    ).error.details.fields.map((field) => field.loc.join("."));
     expect(locs.sort()).toEqual(["body.admin_email", "body.name", "body.rate_limit", "body.subscription"]);
     // The value sent is never echoed back in Format A.
     expect(bad.text).not.toContain("not-an-email");

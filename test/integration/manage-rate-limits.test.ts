@@ -4,8 +4,8 @@
  * answer and a Format A 429 with Retry-After over the limit.
  */
 import { describe, expect, it } from "vitest";
-import { updateOrganization } from "#functions/domain/organizations";
 import { MANAGEMENT_RATE_LIMIT } from "#functions/domain/manage-access";
+import { updateOrganization } from "#functions/domain/organizations";
 import { domain } from "#test/support/harness";
 import {
   addMembership,
@@ -23,7 +23,14 @@ describe.runIf(hasIdentity)("rate limits of the management API", () => {
     const answers = [];
     for (let i = 0; i < 6; i++) answers.push(await manage("GET", "/manage/organization", { as: key }));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429]);
-    expect(answers.map((answer) => answer.headers.get("x-ratelimit-remaining"))).toEqual(["4", "3", "2", "1", "0", "0"]);
+    expect(answers.map((answer) => answer.headers.get("x-ratelimit-remaining"))).toEqual([
+      "4",
+      "3",
+      "2",
+      "1",
+      "0",
+      "0",
+    ]);
     const refused = answers[5];
     expect(refused?.headers.get("x-ratelimit-limit")).toBe("5");
     expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -43,7 +50,10 @@ describe.runIf(hasIdentity)("rate limits of the management API", () => {
     for (let batch = 0; batch < 10; batch++) {
       const answers = await Promise.all(
         Array.from({ length: 40 }, () =>
-          manage("GET", "/manage/tool-templates", { as: home.admin.token, organization: home.organizationId }),
+          manage("GET", "/manage/tool-templates", {
+            as: home.admin.token,
+            organization: home.organizationId,
+          }),
         ),
       );
       for (const answer of answers) {
@@ -56,7 +66,9 @@ describe.runIf(hasIdentity)("rate limits of the management API", () => {
     const admitted = statuses.filter((status) => status === 200).length;
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
     expect([...codes]).toEqual(["rate_limited"]);
-    expect(admitted).toBeLessThanOrEqual(MANAGEMENT_RATE_LIMIT + Math.ceil((elapsedSeconds * MANAGEMENT_RATE_LIMIT) / 60) + 1);
+    expect(admitted).toBeLessThanOrEqual(
+      MANAGEMENT_RATE_LIMIT + Math.ceil((elapsedSeconds * MANAGEMENT_RATE_LIMIT) / 60) + 1,
+    );
     const elsewhere = await manage("GET", "/manage/tool-templates", {
       as: home.admin.token,
       organization: other.organizationId,

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isLocal, platforms } from "#test/support/harness";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { isLocal, platforms } from "#test/support/harness";
 import {
   errorCode,
   hasIdentity,
@@ -67,14 +67,24 @@ describe.runIf(hasIdentity)("look-up tools", () => {
     });
     expect(listed.status).toBe(200);
     const byKind = Object.fromEntries(listed.body.templates.map((template) => [template.kind, template]));
-    expect(Object.keys(byKind).sort()).toEqual(["http_get", "lightspeed", "picqer", "sendcloud", "shopify", "woocommerce"]);
+    expect(Object.keys(byKind).sort()).toEqual([
+      "http_get",
+      "lightspeed",
+      "picqer",
+      "sendcloud",
+      "shopify",
+      "woocommerce",
+    ]);
     expect(byKind.woocommerce?.config.required).toEqual(["shopUrl"]);
     expect(byKind.woocommerce?.credentials).toEqual([
       { name: "consumerKey", required: true },
       { name: "consumerSecret", required: true },
     ]);
     expect(byKind.woocommerce?.variables.map((variable) => variable.name)).toEqual(["order_number", "email"]);
-    expect(byKind.sendcloud?.variables.map((variable) => variable.name)).toEqual(["tracking_code", "postal_code"]);
+    expect(byKind.sendcloud?.variables.map((variable) => variable.name)).toEqual([
+      "tracking_code",
+      "postal_code",
+    ]);
     expect(byKind.shopify?.credentials).toEqual([{ name: "accessToken", required: true }]);
     expect(byKind.http_get?.variables).toEqual([]);
   });
@@ -96,13 +106,20 @@ describe.runIf(hasIdentity)("look-up tools", () => {
     expect(read.body.credentials).toEqual(added.body.credentials);
     const listed = await manage("GET", `/manage/chatbots/${home.chatbotId}/tools`, as(home));
     answers.push(listed.text);
-    expect((listed.body as { tools: Tool[] }).tools.map((tool) => tool.tool_id)).toContain(added.body.tool_id);
+    expect((listed.body as { tools: Tool[] }).tools.map((tool) => tool.tool_id)).toContain(
+      added.body.tool_id,
+    );
   });
 
   it("checks settings and credentials against the template (422), without echoing a credential", async () => {
     const missing = await manage("POST", `/manage/chatbots/${home.chatbotId}/tools`, {
       ...as(home),
-      body: { kind: "woocommerce", name: "second_tool", config: { shopUrl: "http://plain.example" }, credentials: { consumerKey: "ck_only-one-given-0000" } },
+      body: {
+        kind: "woocommerce",
+        name: "second_tool",
+        config: { shopUrl: "http://plain.example" },
+        credentials: { consumerKey: "ck_only-one-given-0000" },
+      },
     });
     answers.push(missing.text);
     expect([missing.status, errorCode(missing)]).toEqual([422, "invalid_argument"]);
@@ -118,23 +135,38 @@ describe.runIf(hasIdentity)("look-up tools", () => {
   it("changes settings, cap and credentials; new credentials replace the old", async () => {
     const added = await addWoo(home, {}, "order_status_1");
     expect(added.status).toBe(201);
-    const renamed = await manage<Tool>("PATCH", `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`, {
-      ...as(home),
-      body: {
-        name: "order_status_2",
-        requests_per_minute: 12,
-        credentials: { consumerKey: "ck_0000000000000000000000000000000000001111", consumerSecret: "cs_2222" },
+    const renamed = await manage<Tool>(
+      "PATCH",
+      `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`,
+      {
+        ...as(home),
+        body: {
+          name: "order_status_2",
+          requests_per_minute: 12,
+          credentials: {
+            consumerKey: "ck_0000000000000000000000000000000000001111",
+            consumerSecret: "cs_2222",
+          },
+        },
       },
-    });
+    );
     answers.push(renamed.text);
     expect(renamed.body).toMatchObject({
       name: "order_status_2",
       requests_per_minute: 12,
       credentials: { consumerKey: "••••1111", consumerSecret: "••••" },
     });
-    const removed = await manage("DELETE", `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`, as(home));
+    const removed = await manage(
+      "DELETE",
+      `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`,
+      as(home),
+    );
     expect(removed.status).toBe(204);
-    const gone = await manage("GET", `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`, as(home));
+    const gone = await manage(
+      "GET",
+      `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}`,
+      as(home),
+    );
     expect([gone.status, errorCode(gone)]).toEqual([404, "tool_not_found"]);
   });
 
@@ -146,7 +178,13 @@ describe.runIf(hasIdentity)("look-up tools", () => {
       const tested = await manage<{
         result: string;
         verdict: string;
-        requests: { method: string; url: string; headers: Record<string, string>; outcome: string; status: number | null }[];
+        requests: {
+          method: string;
+          url: string;
+          headers: Record<string, string>;
+          outcome: string;
+          status: number | null;
+        }[];
         model_sees: { status: string; content: Record<string, unknown> };
         scripted_reply: string;
       }>("POST", `/manage/chatbots/${tenant.chatbotId}/tools/${added.body.tool_id}/test`, {
@@ -173,13 +211,17 @@ describe.runIf(hasIdentity)("look-up tools", () => {
       const added = await addWoo(tenant);
       await manage("PATCH", `/manage/chatbots/${tenant.chatbotId}/tools/${added.body.tool_id}`, {
         ...as(tenant),
-        body: { credentials: { consumerKey: "ck_wrong_wrong_wrong_wrong", consumerSecret: "cs_wrong_wrong_wrong" } },
+        body: {
+          credentials: { consumerKey: "ck_wrong_wrong_wrong_wrong", consumerSecret: "cs_wrong_wrong_wrong" },
+        },
       });
-      const tested = await manage<{ result: string; requests: { headers: Record<string, string>; status: number | null }[] }>(
-        "POST",
-        `/manage/chatbots/${tenant.chatbotId}/tools/${added.body.tool_id}/test`,
-        { ...as(tenant), body: { values: { order_number: "1001", email: "jan.jansen@example.nl" } } },
-      );
+      const tested = await manage<{
+        result: string;
+        requests: { headers: Record<string, string>; status: number | null }[];
+      }>("POST", `/manage/chatbots/${tenant.chatbotId}/tools/${added.body.tool_id}/test`, {
+        ...as(tenant),
+        body: { values: { order_number: "1001", email: "jan.jansen@example.nl" } },
+      });
       answers.push(tested.text);
       expect(tested.body.result).toBe("auth_failed");
       expect(tested.body.requests[0]?.headers.authorization).toBe("[redacted]");
@@ -188,10 +230,14 @@ describe.runIf(hasIdentity)("look-up tools", () => {
 
     it("asks for every sample value the tool collects", async () => {
       const added = await addWoo(home, {}, "order_status_3");
-      const tested = await manage("POST", `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}/test`, {
-        ...as(home),
-        body: { values: { order_number: "1001" } },
-      });
+      const tested = await manage(
+        "POST",
+        `/manage/chatbots/${home.chatbotId}/tools/${added.body.tool_id}/test`,
+        {
+          ...as(home),
+          body: { values: { order_number: "1001" } },
+        },
+      );
       expect([tested.status, errorCode(tested)]).toEqual([422, "invalid_argument"]);
     });
   });
@@ -204,12 +250,21 @@ describe.runIf(hasIdentity)("look-up tools", () => {
       ["DELETE", "", undefined],
       ["POST", "/test", { values: { order_number: "1001", email: "jan.jansen@example.nl" } }],
     ] as const) {
-      const answer = await manage(method, `/manage/chatbots/${other.chatbotId}/tools/${theirs.body.tool_id}${suffix}`, {
-        ...as(home),
-        ...(body ? { body } : {}),
-      });
+      const answer = await manage(
+        method,
+        `/manage/chatbots/${other.chatbotId}/tools/${theirs.body.tool_id}${suffix}`,
+        {
+          ...as(home),
+          ...(body ? { body } : {}),
+        },
+      );
       answers.push(answer.text);
-      expect([method, suffix, answer.status, errorCode(answer)]).toEqual([method, suffix, 404, "tool_not_found"]);
+      expect([method, suffix, answer.status, errorCode(answer)]).toEqual([
+        method,
+        suffix,
+        404,
+        "tool_not_found",
+      ]);
     }
     const listed = await manage("GET", `/manage/chatbots/${other.chatbotId}/tools`, as(home));
     expect([listed.status, errorCode(listed)]).toEqual([404, "chatbot_not_found"]);

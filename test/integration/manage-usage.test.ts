@@ -40,7 +40,10 @@ let home: ManagedTenant;
 let other: ManagedTenant;
 const today = () => new Date().toISOString().slice(0, 10);
 const usage = (query = "", tenant = home) =>
-  manage<Usage>("GET", `/manage/usage${query}`, { as: tenant.viewer.token, organization: tenant.organizationId });
+  manage<Usage>("GET", `/manage/usage${query}`, {
+    as: tenant.viewer.token,
+    organization: tenant.organizationId,
+  });
 
 describe.runIf(hasIdentity && isLocal)("usage", () => {
   let modelBot: string;
@@ -50,7 +53,12 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
       seedManagedTenant({ knowledge: [{ question: "How long does shipping take?", answer: "Two days." }] }),
       seedManagedTenant(),
     ]);
-    await seedTool(home, { kind: "woocommerce", name: "order_status", config: { ...wooDemo.config }, credentials: { ...wooDemo.secrets } });
+    await seedTool(home, {
+      kind: "woocommerce",
+      name: "order_status",
+      config: { ...wooDemo.config },
+      credentials: { ...wooDemo.secrets },
+    });
     const modelId = `test.model-${randomUUID()}`;
     modelBot = (
       await createChatbot(domain(), {
@@ -67,13 +75,22 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
 
     // The scripted chatbot: a greeting, a knowledge answer, a fallback, and an order look-up over two turns.
     const scripted = await newConversation(home);
-    for (const message of ["Hello", "How long does shipping take?", "qwerty zxcvb", "Where is my order 1001?", "jan.jansen@example.nl"]) {
+    for (const message of [
+      "Hello",
+      "How long does shipping take?",
+      "qwerty zxcvb",
+      "Where is my order 1001?",
+      "jan.jansen@example.nl",
+    ]) {
       const reply = await api.sendMessage(home.apiKey, { conversation_id: scripted, message });
       expect(reply.status).toBe(200);
     }
     const modelConversation = await api.startConversation(home.apiKey, { chatbot_id: modelBot });
     for (const message of ["Hi", "Thanks"]) {
-      await api.sendMessage(home.apiKey, { conversation_id: modelConversation.body.conversation_id, message });
+      await api.sendMessage(home.apiKey, {
+        conversation_id: modelConversation.body.conversation_id,
+        message,
+      });
     }
     await api.sendMessage(other.apiKey, { conversation_id: await newConversation(other), message: "Hello" });
   });
@@ -92,8 +109,19 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
       output_tokens: 0,
     });
     const model = report.body.days.find((day) => day.chatbot_id === modelBot);
-    expect(model).toMatchObject({ visitor_messages: 2, replies: 2, fallbacks: 0, input_tokens: 320, output_tokens: 20 });
-    expect(report.body.totals).toMatchObject({ visitor_messages: 7, replies: 7, input_tokens: 320, output_tokens: 20 });
+    expect(model).toMatchObject({
+      visitor_messages: 2,
+      replies: 2,
+      fallbacks: 0,
+      input_tokens: 320,
+      output_tokens: 20,
+    });
+    expect(report.body.totals).toMatchObject({
+      visitor_messages: 7,
+      replies: 7,
+      input_tokens: 320,
+      output_tokens: 20,
+    });
     expect(report.body.to).toBe(today());
   });
 
@@ -111,7 +139,11 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     expect((await usage(`?from=${yesterday}&to=${yesterday}`)).body.days).toEqual([]);
     expect((await usage(`?from=${today()}&to=${today()}`)).body.days.length).toBe(2);
-    for (const query of [`?from=${today()}&to=${yesterday}`, "?from=2020-01-01&to=2026-01-01", "?from=22-11-2026"]) {
+    for (const query of [
+      `?from=${today()}&to=${yesterday}`,
+      "?from=2020-01-01&to=2026-01-01",
+      "?from=22-11-2026",
+    ]) {
       const refused = await usage(query);
       expect([query, refused.status, errorCode(refused)]).toEqual([query, 422, "invalid_argument"]);
     }

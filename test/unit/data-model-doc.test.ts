@@ -22,6 +22,9 @@ const samples: Record<string, string> = {
   "sha256(key)": "keyhash",
   "sha256(Idempotency-Key)": "idemhash",
   hash: "lookuphash",
+  userId: "user-1",
+  day: "2026-11-21",
+  "sha256(externalId)": "exthash",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -39,6 +42,15 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   message: ["Message", keys.message("org-1", "conv-1", 7, 1)],
   toolCache: ["Look-up cache entry", keys.toolCache("org-1", "conv-1", "lookuphash")],
   idempotencyRecord: ["Idempotency record", keys.idempotencyRecord("key-1", "idemhash")],
+  contactConversation: ["Contact's conversation", keys.contactConversation("org-1", "contact-1", "conv-1")],
+  externalConversation: [
+    "External id's conversation",
+    keys.externalConversation("org-1", "exthash", "conv-1"),
+  ],
+  person: ["Person", keys.person("user-1")],
+  membership: ["Membership", keys.membership("user-1", "org-1")],
+  operatorGrant: ["Operator grant", keys.operatorGrant("user-1")],
+  usage: ["Usage", keys.usage("org-1", "2026-11-21", "bot-1")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */

@@ -17,7 +17,7 @@ const path = z.object({ chatbot_id: chatbotIdParameter, tool_id: toolIdParameter
 const body = z.object({
   values: z
     .record(
-      z.string().check(z.regex(/^[a-z][a-z0-9_]{0,31}$/)),
+      z.string().check(z.regex(/^[a-z][a-z0-9_]{0,31}$/), z.maxLength(32)),
       z.string().check(z.minLength(1), z.maxLength(320)),
     )
     .check(
