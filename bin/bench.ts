@@ -21,8 +21,9 @@ import { createChatbot } from "#functions/domain/chatbots";
 import { systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { addTool } from "#functions/domain/tools";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
 import { demoOrder } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
@@ -298,7 +299,7 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
 
     // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
     // and e-mail in one message, first asked (cache miss), then asked again (answered from cache).
-    const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+    const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
     const lookupBot = await createChatbot(ctx, {
       organizationId: organization.organizationId,
       name: "Bench look-up bot",

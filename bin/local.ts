@@ -11,8 +11,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
@@ -51,7 +52,7 @@ if (runtimeFile)
       2,
     )}\n`,
   );
-const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
     db: createDb(runtime.tableName, runtime.dynamoDb),

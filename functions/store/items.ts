@@ -186,7 +186,7 @@ export interface ToolRecord {
   description?: string;
   /** Cap on requests this tool sends to its platform (token bucket, per minute). */
   requestsPerMinute: number;
-  /** The credentials, encrypted (tools/credentials.ts envelope); decrypted only to call the platform. */
+  /** The credentials, encrypted (secrets/envelope.ts envelope); decrypted only to call the platform. */
   credentials?: string;
   /** Masked credentials (`••••7c6b`), what operators are shown instead. */
   credentialHints?: Record<string, string>;

@@ -6,9 +6,9 @@
  */
 
 import { log } from "#functions/log";
+import type { EnvelopeCipher } from "#functions/secrets/envelope";
 import type { Db } from "#functions/store/dynamodb";
 import { type Item, records, type ToolRecord } from "#functions/store/items";
-import type { CredentialCipher } from "#functions/tools/credentials";
 import type { HttpGet } from "#functions/tools/http-get";
 import { type ConfiguredTool, configureTool } from "#functions/tools/registry";
 import {
@@ -24,7 +24,7 @@ export type SecretReader = (record: ToolRecord) => Promise<unknown>;
 const SECRET_CACHE_MS = 5 * 60_000;
 
 export function createSecretReader(
-  cipher: CredentialCipher | undefined,
+  cipher: EnvelopeCipher | undefined,
   now: () => number = Date.now,
 ): SecretReader {
   const cache = new Map<string, { value: Promise<unknown>; until: number }>();
