@@ -32,7 +32,9 @@ mkdirSync(localDirectory, { recursive: true });
 const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
-  ...(values.ephemeral ? {} : { dataDirectory: resolve(localDirectory, "dynamodb") }),
+  ...(values.ephemeral
+    ? {}
+    : { dataDirectory: resolve(localDirectory, "dynamodb"), eventStateDirectory: localDirectory }),
 });
 // The operator CLI finds the local table through this file (an ephemeral run writes none unless asked).
 const runtimeFile =
@@ -45,8 +47,9 @@ if (runtimeFile)
         tableName: runtime.tableName,
         dynamoDbEndpoint: runtime.dynamoDbEndpoint,
         baseUrl: runtime.baseUrl,
-        // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
-        environment: runtime.toolEnvironment,
+        // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
+        // reaches the same sample shop and queues redeliveries on the same local SQS.
+        environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
       },
       null,
       2,
@@ -72,7 +75,8 @@ Chatbot Conversation API (local)
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
-  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint}
+  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint} (stream → webhook fan-out)
+  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries)
   Demo file     ${values["demo-file"]}
 
 Start a conversation:
