@@ -24,7 +24,8 @@ export type ExtraGrant =
   | "secrets:read-model-keys"
   | "kms:decrypt-tool-credentials"
   | "sqs:send-webhook-deliveries"
-  | "kms:decrypt-webhook-secrets";
+  | "kms:decrypt-webhook-secrets"
+  | "kms:seal-webhook-secrets";
 
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */
