@@ -7,6 +7,8 @@
  * 2. DynamoDB calls per request on a warm path, counted by a proxy in front of DynamoDB Local that
  *    reads each call's operation (X-Amz-Target), split into the authorizer's and the handler's.
  * 3. A message turn: the handler's own time with a zero-delay local model, and its DynamoDB calls.
+ * 4. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
+ *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -31,6 +33,7 @@ import { allFunctions } from "#lib/routes";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const INIT_RUNS = 11;
@@ -172,7 +175,8 @@ async function countingProxy(
       const body = Buffer.concat(chunks);
       const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
       const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      calls.push({ operation, partitionKey });
+      // The webhook pipeline works after the request, on its own keys; it is counted in section 4.
+      if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) calls.push({ operation, partitionKey });
       const forward = request(
         {
           host: upstream.hostname,
@@ -423,6 +427,7 @@ try {
   console.log(
     `  DynamoDB calls per turn (handler): ${turn.callCount} (${turn.calls}), plus 1 in the authorizer`,
   );
+  printWebhookFigures(await measureWebhooks());
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

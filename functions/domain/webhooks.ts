@@ -66,8 +66,9 @@ export interface WebhookEndpointView {
   /** While rotated-out secrets still sign: when the last of them stops. */
   previousSecretExpiresAt?: string;
   failingSince?: string;
-  lastSuccessAt?: string;
   lastFailureAt?: string;
+  /** Until then at most a few attempts run at once: the endpoint answered slowly or not at all. */
+  slowUntil?: string;
   disabledAt?: string;
   disabledReason?: string;
 }
@@ -101,8 +102,10 @@ export function endpointView(record: WebhookEndpointRecord, now: number): Webhoo
     updatedAt: record.updatedAt,
     ...(overlapping.length > 0 ? { previousSecretExpiresAt: isoTime(Math.max(...overlapping)) } : {}),
     ...(record.failingSince !== undefined ? { failingSince: isoTime(record.failingSince) } : {}),
-    ...(record.lastSuccessAt ? { lastSuccessAt: record.lastSuccessAt } : {}),
     ...(record.lastFailureAt ? { lastFailureAt: record.lastFailureAt } : {}),
+    ...(record.slowUntil !== undefined && record.slowUntil > now
+      ? { slowUntil: isoTime(record.slowUntil) }
+      : {}),
     ...(record.disabledAt ? { disabledAt: record.disabledAt } : {}),
     ...(record.disabledReason ? { disabledReason: record.disabledReason } : {}),
   };
@@ -351,7 +354,8 @@ export async function updateWebhookEndpoint(
   if (input.enabled !== undefined) {
     sets.push("enabled = :enabled");
     values[":enabled"] = input.enabled;
-    if (input.enabled && !current.enabled) removes.push("disabledAt", "disabledReason", "failingSince");
+    if (input.enabled && !current.enabled)
+      removes.push("disabledAt", "disabledReason", "failingSince", "slowUntil");
   }
   const result = await refusedAs(
     ctx.db.client.send(

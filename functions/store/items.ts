@@ -291,8 +291,9 @@ export interface WebhookEndpointRecord {
   updatedAt: string;
   /** Epoch ms of the first failure since the last success; cleared by a success. */
   failingSince?: number;
-  lastSuccessAt?: string;
   lastFailureAt?: string;
+  /** Epoch ms until which attempts in flight are limited: the endpoint was slow recently. */
+  slowUntil?: number;
   disabledAt?: string;
   disabledReason?: string;
   /** Attempts in flight: delivery id → lease end (epoch ms). Caps one endpoint's concurrency. */

@@ -7,15 +7,17 @@
  *   2. read the delivery and its endpoint (consistent reads, in parallel); drop the message if the
  *      attempt it names was already made (a duplicate), retry it shortly if the previous attempt is
  *      not recorded yet, fail the delivery if the endpoint is gone or disabled;
- *   3. take one of the endpoint's in-flight leases (at most `maxInFlightPerEndpoint` attempts per
- *      endpoint at once); when all are taken, put the message back for a few seconds, so a slow
- *      endpoint holds at most that many workers and never the others' turn;
+ *   3. an endpoint recently slow (an attempt that timed out or took `slowAttemptMs`) gets at most
+ *      `maxInFlightPerEndpoint` attempts at once: each takes a lease on the endpoint item, and an
+ *      attempt finding them all taken goes back to the queue for a few seconds, so a slow endpoint
+ *      holds a few workers and never the others' turn. Healthy endpoints take no lease (no extra
+ *      write, no limit on their throughput);
  *   4. sign with every secret that currently signs and POST (webhooks/outbound.ts);
  *   5. after a failure with retries left, queue the next attempt first (so a crash after this
  *      point repeats the attempt rather than losing the retry), then record the attempt
  *      (conditional on the attempt count, so it is recorded once), then release the lease and
- *      update the endpoint's health; an endpoint failing for `disableAfterSeconds` is disabled,
- *      with the reason recorded.
+ *      update the endpoint's health when it changed (failing since, slow until); an endpoint
+ *      failing for `disableAfterSeconds` is disabled, with the reason recorded.
  */
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
@@ -83,7 +85,8 @@ export async function processDeliveryMessage(
     return "failed";
   }
 
-  const lease = await takeLease(ctx, endpoint, message, now);
+  const limited = (endpoint.slowUntil ?? 0) > now;
+  const lease = limited ? await takeLease(ctx, endpoint, message, now) : endpoint;
   if (lease === "held") return "duplicate";
   if (lease === "gone") {
     await finish(ctx, delivery, message, "endpoint_deleted");
@@ -95,12 +98,12 @@ export async function processDeliveryMessage(
     return "deferred";
   }
 
-  const leaseKey = leaseKeyOf(message);
+  const leaseKey = limited ? leaseKeyOf(message) : undefined;
   let outcome: PostOutcome;
   try {
     outcome = await attempt(ctx, lease, delivery, now);
   } catch (error) {
-    await releaseLease(ctx, lease, leaseKey).catch(() => undefined);
+    if (leaseKey) await updateEndpoint(ctx, lease, { leaseKey }).catch(() => undefined);
     throw error;
   }
   const succeeded = outcome.kind === "answered" && outcome.status >= 200 && outcome.status < 300;
@@ -135,7 +138,11 @@ export async function processDeliveryMessage(
   };
   const state = succeeded ? "delivered" : nextAttemptAt === undefined ? "failed" : "pending";
   await recordAttempt(ctx, delivery, record, state, nextAttemptAt, attemptedAt);
-  const health = await releaseLease(ctx, lease, leaseKey, { succeeded, at: attemptedAt });
+  const slow = outcome.kind === "timeout" || outcome.latencyMs >= ctx.timings.slowAttemptMs;
+  const health = await updateEndpoint(ctx, lease, {
+    ...(leaseKey ? { leaseKey } : {}),
+    outcome: { succeeded, slow, at: attemptedAt },
+  });
   if (!succeeded && health) await disableIfFailingTooLong(ctx, health, record, attemptedAt);
   log.info("webhook attempt", {
     ...ids(message),
@@ -264,35 +271,57 @@ async function takeLease(
 }
 
 /**
- * Ends the lease; after an attempt, also keeps the endpoint's health: a success clears
- * `failingSince`, a failure sets it if unset. Returns the endpoint as it is now (undefined if it
- * was deleted meanwhile). No version bump: removing a lease only makes room.
+ * After an attempt (or when giving up on one): ends its lease, if it took one, and keeps the
+ * endpoint's health where it changed: a failure starts `failingSince` (if unset) and notes
+ * `lastFailureAt`, a success ends the streak; a slow attempt (timed out, or `slowAttemptMs` or more)
+ * limits the endpoint's attempts in flight for `slowPenaltySeconds`, a fast success lifts that.
+ * Nothing is written for a healthy endpoint's success. Returns the endpoint as it is now when it
+ * was written (undefined if nothing was, or it was deleted meanwhile). Removing a lease bumps no
+ * version: it only makes room.
  */
-async function releaseLease(
-  ctx: DomainContext,
+async function updateEndpoint(
+  ctx: DeliveryContext,
   endpoint: WebhookEndpointRecord,
-  leaseKey: string,
-  result?: { succeeded: boolean; at: number },
+  change: { leaseKey?: string; outcome?: { succeeded: boolean; slow: boolean; at: number } },
 ): Promise<WebhookEndpointRecord | undefined> {
-  const at = result ? new Date(result.at).toISOString() : undefined;
-  const update = !result
-    ? "REMOVE leases.#mine"
-    : result.succeeded
-      ? "REMOVE leases.#mine, failingSince SET lastSuccessAt = :at"
-      : "REMOVE leases.#mine SET lastFailureAt = :at, failingSince = if_not_exists(failingSince, :atMs)";
+  const removes: string[] = [];
+  const sets: string[] = [];
+  const values: Record<string, unknown> = {};
+  const names: Record<string, string> = {};
+  if (change.leaseKey) {
+    removes.push("leases.#mine");
+    names["#mine"] = change.leaseKey;
+  }
+  const outcome = change.outcome;
+  if (outcome) {
+    if (outcome.succeeded && endpoint.failingSince !== undefined) removes.push("failingSince");
+    if (!outcome.succeeded) {
+      sets.push("lastFailureAt = :at", "failingSince = if_not_exists(failingSince, :atMs)");
+      values[":at"] = new Date(outcome.at).toISOString();
+      values[":atMs"] = outcome.at;
+    }
+    if (outcome.slow) {
+      sets.push("slowUntil = :slowUntil");
+      values[":slowUntil"] = outcome.at + ctx.timings.slowPenaltySeconds * 1000;
+    } else if (outcome.succeeded && endpoint.slowUntil !== undefined) {
+      removes.push("slowUntil");
+    }
+  }
+  if (removes.length === 0 && sets.length === 0) return undefined;
   try {
     const response = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.webhookEndpoint(endpoint.organizationId, endpoint.endpointId),
-        UpdateExpression: update,
+        UpdateExpression: [
+          sets.length > 0 ? `SET ${sets.join(", ")}` : "",
+          removes.length > 0 ? `REMOVE ${removes.join(", ")}` : "",
+        ]
+          .filter(Boolean)
+          .join(" "),
         ConditionExpression: "attribute_exists(PK)",
-        ExpressionAttributeNames: { "#mine": leaseKey },
-        ...(result
-          ? {
-              ExpressionAttributeValues: result.succeeded ? { ":at": at } : { ":at": at, ":atMs": result.at },
-            }
-          : {}),
+        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
         ReturnValues: "ALL_NEW",
       }),
     );

@@ -10,7 +10,9 @@
  *   WEBHOOK_SECRET_OVERLAP_SECONDS   a rotated secret keeps signing this long (default 24 h)
  *   WEBHOOK_MAX_QUEUE_DELAY_SECONDS  the longest single queue delay (SQS allows 900 s; longer waits
  *                                    are chained hops)
- *   WEBHOOK_MAX_IN_FLIGHT            attempts in flight per endpoint (default 4)
+ *   WEBHOOK_SLOW_ATTEMPT_MS          an attempt this long (or timed out) marks its endpoint slow (5000)
+ *   WEBHOOK_SLOW_PENALTY_SECONDS     how long a slow endpoint stays limited (default 600)
+ *   WEBHOOK_MAX_IN_FLIGHT            attempts in flight per slow endpoint (default 4)
  *   WEBHOOK_DEFER_SECONDS            how long an attempt over that cap waits before trying again
  */
 
@@ -23,6 +25,8 @@ export interface WebhookTimings {
   disableAfterSeconds: number;
   secretOverlapSeconds: number;
   maxQueueDelaySeconds: number;
+  slowAttemptMs: number;
+  slowPenaltySeconds: number;
   maxInFlightPerEndpoint: number;
   deferSeconds: number;
 }
@@ -36,6 +40,8 @@ export const defaultTimings: WebhookTimings = {
   disableAfterSeconds: 5 * 24 * 3_600,
   secretOverlapSeconds: 24 * 3_600,
   maxQueueDelaySeconds: 900,
+  slowAttemptMs: 5_000,
+  slowPenaltySeconds: 600,
   maxInFlightPerEndpoint: 4,
   deferSeconds: 5,
 };
@@ -73,6 +79,11 @@ export function timingsFromEnvironment(
       positive("WEBHOOK_SECRET_OVERLAP_SECONDS", env.WEBHOOK_SECRET_OVERLAP_SECONDS) ??
       defaultTimings.secretOverlapSeconds,
     maxQueueDelaySeconds: Math.max(1, maxQueueDelaySeconds),
+    slowAttemptMs:
+      positive("WEBHOOK_SLOW_ATTEMPT_MS", env.WEBHOOK_SLOW_ATTEMPT_MS) ?? defaultTimings.slowAttemptMs,
+    slowPenaltySeconds:
+      positive("WEBHOOK_SLOW_PENALTY_SECONDS", env.WEBHOOK_SLOW_PENALTY_SECONDS) ??
+      defaultTimings.slowPenaltySeconds,
     maxInFlightPerEndpoint: Math.floor(
       positive("WEBHOOK_MAX_IN_FLIGHT", env.WEBHOOK_MAX_IN_FLIGHT) ?? defaultTimings.maxInFlightPerEndpoint,
     ),

@@ -56,13 +56,16 @@ export interface TestEnvironment {
 /**
  * Webhook timings for the suite: a day of retries in seconds. Waits of 1–2 s between attempts,
  * each longer wait split into 1 s queue hops (so chained hops are exercised), 3 s per attempt,
- * endpoints disabled after 6 s of failures, two attempts in flight per endpoint.
+ * endpoints disabled after 6 s of failures, an endpoint slow after a 1 s attempt and then limited
+ * to two attempts in flight for a minute.
  */
 export const testWebhookTimings = {
   WEBHOOK_RETRY_SCHEDULE: "1,1,2,2,2,2,2",
   WEBHOOK_TIMEOUT_MS: "3000",
   WEBHOOK_DISABLE_AFTER_SECONDS: "6",
   WEBHOOK_MAX_QUEUE_DELAY_SECONDS: "1",
+  WEBHOOK_SLOW_ATTEMPT_MS: "1000",
+  WEBHOOK_SLOW_PENALTY_SECONDS: "60",
   WEBHOOK_MAX_IN_FLIGHT: "2",
   WEBHOOK_DEFER_SECONDS: "1",
 };
