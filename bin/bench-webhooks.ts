@@ -125,10 +125,10 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
 export async function measureWebhooks(): Promise<WebhookFigures> {
   const receiver = await startReceiver();
   const previous = {
-    allow: process.env.WEBHOOK_ALLOW_PRIVATE,
+    allow: process.env.OUTBOUND_ALLOW_PRIVATE,
     dynamo: process.env.AWS_ENDPOINT_URL_DYNAMODB,
   };
-  process.env.WEBHOOK_ALLOW_PRIVATE = `127.0.0.1:${receiver.port}`;
+  process.env.OUTBOUND_ALLOW_PRIVATE = `127.0.0.1:${receiver.port}`;
   const runtime = await startLocalRuntime({ port: 0, environment: { LOG_LEVEL: "warn" } });
   const proxy = await pipelineCounter(runtime.dynamoDbEndpoint);
   process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.url;
@@ -229,7 +229,7 @@ export async function measureWebhooks(): Promise<WebhookFigures> {
     await proxy.close();
     await receiver.close();
     for (const [name, value] of [
-      ["WEBHOOK_ALLOW_PRIVATE", previous.allow],
+      ["OUTBOUND_ALLOW_PRIVATE", previous.allow],
       ["AWS_ENDPOINT_URL_DYNAMODB", previous.dynamo],
     ] as const) {
       if (value === undefined) delete process.env[name];

@@ -6,6 +6,7 @@
  *   npm start                                   port 3000, data kept between runs
  *   npm start -- --port 8080
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
+ *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -25,13 +26,21 @@ const { values } = parseArgs({
     "demo-file": { type: "string", default: resolve(localDirectory, "demo.json") },
     /** Where to write {baseUrl, tableName, dynamoDbEndpoint} (the operator CLI reads .local/runtime.json). */
     "runtime-file": { type: "string" },
+    /** `typed` (default) or `strings`: how the authorizer's context reaches the functions. */
+    "authorizer-context": { type: "string", default: "typed" },
   },
 });
+const authorizerContext = values["authorizer-context"];
+if (authorizerContext !== "typed" && authorizerContext !== "strings") {
+  console.error(`--authorizer-context must be "typed" or "strings", not "${authorizerContext}"`);
+  process.exit(2);
+}
 
 mkdirSync(localDirectory, { recursive: true });
 const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
+  authorizerContext,
   ...(values.ephemeral
     ? {}
     : { dataDirectory: resolve(localDirectory, "dynamodb"), eventStateDirectory: localDirectory }),

@@ -17,6 +17,8 @@ import {
   DomainName,
   HttpApi,
   HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
   HttpStage,
   LogGroupLogDestination,
 } from "aws-cdk-lib/aws-apigatewayv2";
@@ -29,9 +31,10 @@ import { Key } from "aws-cdk-lib/aws-kms";
 import { Architecture, FilterCriteria, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { esbuildOptions } from "./bundling.ts";
 import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
 import {
@@ -151,41 +154,20 @@ export class ApiStack extends Stack {
       for (const grant of definition.grants ?? []) {
         switch (grant) {
           case "bedrock:invoke-configured-models":
-            if (config.bedrockModelIds.length > 0) {
-              fn.addToRolePolicy(
-                new PolicyStatement({
-                  actions: ["bedrock:InvokeModel"],
-                  resources: config.bedrockModelIds.flatMap((modelId) => [
-                    // Cross-region inference profiles route to the model in other regions.
-                    `arn:${this.partition}:bedrock:*::foundation-model/${modelId.replace(/^[a-z]{2}\./, "")}`,
-                    `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${modelId}`,
-                  ]),
-                }),
-              );
-              for (const modelId of config.bedrockModelIds) {
-                Validations.of(fn.role ?? fn).acknowledge({
-                  id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${modelId.replace(/^[a-z]{2}\./, "")}]`,
-                  reason:
-                    "A cross-region inference profile invokes this one model in whichever region serves it.",
-                });
-              }
-            }
+            this.grantBedrockModels(fn, config.bedrockModelIds);
             break;
-          case "secrets:read-model-keys":
+          case "secrets:read-model-keys": {
+            const modelSecrets = `arn:${this.partition}:secretsmanager:${this.region}:${this.account}:secret:${modelSecretPrefix(config.stage)}*`;
             fn.addToRolePolicy(
-              new PolicyStatement({
-                actions: ["secretsmanager:GetSecretValue"],
-                resources: [
-                  `arn:${this.partition}:secretsmanager:${this.region}:${this.account}:secret:${modelSecretPrefix(config.stage)}*`,
-                ],
-              }),
+              new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [modelSecrets] }),
             );
             Validations.of(fn.role ?? fn).acknowledge({
-              id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:${this.regionForNag()}:<AWS::AccountId>:secret:${modelSecretPrefix(config.stage)}*]`,
+              id: `AwsSolutions::AwsSolutions-IAM5[Resource::${this.asNagShowsIt(modelSecrets)}]`,
               reason:
                 "Model API keys are secrets the operator creates after deployment under this stage's prefix; the function may read only those.",
             });
             break;
+          }
           case "kms:decrypt-tool-credentials":
             toolCredentialsKey.grantDecrypt(fn);
             break;
@@ -216,11 +198,18 @@ export class ApiStack extends Stack {
       description: "Chatbot Conversation API",
       createDefaultStage: false,
       disableExecuteApiEndpoint: false,
-      defaultIntegration: new HttpLambdaIntegration("RouteMissIntegration", build(routeMiss)),
+    });
+    // The $default route answers whatever no route matched; with the authorizer, so that a valid
+    // key's 404 / 405 carries its rate state (functions/handlers/route-miss.ts).
+    new HttpRoute(api, "DefaultRoute", {
+      httpApi: api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration("RouteMissIntegration", build(routeMiss)),
+      ...(routeMiss.auth === "apiKey" ? { authorizer: apiKeyAuthorizer } : {}),
     });
 
     const accessLogs = new LogGroup(this, "AccessLogs", {
-      retention: retentionDays(config.logRetentionDays),
+      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const stage = new HttpStage(this, "DefaultStage", {
@@ -229,17 +218,23 @@ export class ApiStack extends Stack {
       autoDeploy: true,
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
+        // Only HTTP API variables: there is no authorizer latency here (that is a REST API
+        // variable; its Lambda's Duration metric tells it), and `$context.authorizer.<key>`
+        // reads a key of our authorizer's context, such as its verdict.
         format: AccessLogFormat.custom(
           JSON.stringify({
             requestId: "$context.requestId",
+            time: "$context.requestTime",
             routeKey: "$context.routeKey",
             status: "$context.status",
             latencyMs: "$context.responseLatency",
             integrationLatencyMs: "$context.integrationLatency",
-            authorizerLatencyMs: "$context.authorizer.latency",
-            ip: "$context.identity.sourceIp",
-            time: "$context.requestTime",
+            integrationStatus: "$context.integrationStatus",
             integrationError: "$context.integrationErrorMessage",
+            authOutcome: "$context.authorizer.outcome",
+            authorizerError: "$context.authorizer.error",
+            gatewayError: "$context.error.message",
+            ip: "$context.identity.sourceIp",
           }),
         ),
       },
@@ -263,11 +258,6 @@ export class ApiStack extends Stack {
         });
       }
     }
-    Validations.of(api.node.findChild("DefaultRoute")).acknowledge({
-      id: "AwsSolutions::AwsSolutions-APIG4",
-      reason:
-        "The $default route only answers unmatched requests with the contract's 404/405 bodies; it must not require a key.",
-    });
     // CDK always writes IdentitySource; with none, the property must be absent altogether.
     const cfnAuthorizer = api.node
       .findAll()
@@ -379,9 +369,52 @@ export class ApiStack extends Stack {
     );
   }
 
-  /** How cdk-nag prints this stack's region inside finding ids. */
-  private regionForNag(): string {
-    return Token.isUnresolved(this.region) ? "<AWS::Region>" : this.region;
+  /**
+   * Lets `fn` invoke exactly the configured models (lib/bedrock-access.ts says what each kind
+   * needs), and acknowledges each wildcard resource that needs by its exact cdk-nag finding.
+   */
+  private grantBedrockModels(fn: NodejsFunction, modelIds: readonly string[]): void {
+    for (const modelId of modelIds) {
+      const model = parseBedrockModel(modelId);
+      if ("problem" in model)
+        throw new Error(`Invalid stage configuration: bedrockModelIds: ${model.problem}`);
+      const modelRegion = regionOf(model);
+      if (modelRegion && !Token.isUnresolved(this.region) && modelRegion !== this.region) {
+        throw new Error(
+          `Invalid stage configuration: bedrockModelIds: ${modelId} is in ${modelRegion}, but the functions call Bedrock in ${this.region}`,
+        );
+      }
+      const grant = bedrockInvokeGrant(model, {
+        partition: this.partition,
+        region: this.region,
+        account: this.account,
+      });
+      for (const statement of grant.statements) fn.addToRolePolicy(statement);
+      for (const { resource, reason } of grant.wildcards) {
+        Validations.of(fn.role ?? fn).acknowledge({
+          id: `AwsSolutions::AwsSolutions-IAM5[Resource::${this.asNagShowsIt(resource)}]`,
+          reason,
+        });
+      }
+    }
+  }
+
+  /**
+   * A resource as cdk-nag prints it in a finding id: the stack's partition, region and account
+   * as `<AWS::…>` while they are tokens (an environment-agnostic synth), literally once known
+   * (`cdk deploy` with credentials sets them).
+   */
+  private asNagShowsIt(resource: string): string {
+    const shown: [string, string][] = [
+      [this.partition, "<AWS::Partition>"],
+      [this.region, "<AWS::Region>"],
+      [this.account, "<AWS::AccountId>"],
+    ];
+    return shown.reduce(
+      (text, [value, placeholder]) =>
+        Token.isUnresolved(value) ? text.split(value).join(placeholder) : text,
+      resource,
+    );
   }
 
   private lambda(
@@ -390,7 +423,7 @@ export class ApiStack extends Stack {
     environment: Record<string, string>,
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${definition.id}Logs`, {
-      retention: retentionDays(config.logRetentionDays),
+      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const role = new Role(this, `${definition.id}Role`, {
@@ -450,9 +483,3 @@ export class ApiStack extends Stack {
 
 /** Where operators put model API keys: one prefix per stage, the only secrets the message Lambda can read. */
 export const modelSecretPrefix = (stage: string): string => `chatbot-api/${stage}/models/`;
-
-function retentionDays(days: number): RetentionDays {
-  const allowed = Object.values(RetentionDays).filter((value): value is number => typeof value === "number");
-  if (!allowed.includes(days)) throw new Error(`logRetentionDays must be one of ${allowed.join(", ")}`);
-  return days as RetentionDays;
-}

@@ -8,6 +8,7 @@ import { pathToFileURL } from "node:url";
 import * as z from "zod/mini";
 import { errorCodes } from "#functions/errors";
 import type { RouteContract } from "#functions/http/api-handler";
+import { idempotencyKeyRule } from "#functions/http/idempotency";
 import { type RouteDefinition, routes } from "./routes.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -28,6 +29,14 @@ async function contractOf(route: RouteDefinition): Promise<RouteContract> {
   };
   return module.contract;
 }
+
+/** The groups operations are listed under; every contract's tags must be one of these. */
+const tags = [
+  { name: "Conversations", description: "Start a conversation between a visitor and one of your chatbots." },
+  { name: "Messages", description: "Send the visitor's messages and read a conversation's history." },
+  { name: "Account", description: "What the calling API key belongs to." },
+  { name: "Health", description: "Liveness and this description; no API key needed." },
+];
 
 const rateLimitHeaders = {
   "X-RateLimit-Limit": {
@@ -122,11 +131,20 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
     )) {
       parameters.push({ name, in: "path", required: true, schema, description: schema.description });
     }
+    // Typed as the route declares them (an integer with bounds and default, say): the handler turns
+    // the text it receives into that type before validating (functions/http/parameters.ts).
     const querySchema = contract.query ? jsonSchema(contract.query) : undefined;
+    const requiredQuery = new Set((querySchema?.required ?? []) as string[]);
     for (const [name, schema] of Object.entries(
       (querySchema?.properties ?? {}) as Record<string, JsonSchema>,
     )) {
-      parameters.push({ name, in: "query", required: false, schema, description: schema.description });
+      parameters.push({
+        name,
+        in: "query",
+        required: requiredQuery.has(name),
+        schema,
+        description: schema.description,
+      });
     }
     if (contract.idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     const authenticated = contract.auth === "apiKey";
@@ -189,10 +207,12 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
     info: {
       title: "Chatbot Conversation API",
       version: "1.0.0",
+      license: { name: "MIT", identifier: "MIT" },
       description:
         'Start conversations with your organization\'s chatbots and exchange messages with them. Errors use the `{"detail": …}` format; the management (operator CLI) format `{"error": {code, message, details}}` uses the codes listed in `x-management-error-codes`.',
     },
     servers: [{ url: "/" }],
+    tags,
     security: [{ bearerAuth: [] }],
     paths,
     components: {
@@ -210,7 +230,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
           required: false,
           description:
             "1–255 printable characters. Retrying with the same key and body replays the first response for 24 hours.",
-          schema: { type: "string", minLength: 1, maxLength: 255 },
+          schema: { type: "string", minLength: 1, ...idempotencyKeyRule },
         },
       },
       schemas: {

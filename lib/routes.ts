@@ -116,9 +116,14 @@ export const routes: readonly RouteDefinition[] = [
   },
 ];
 
-/** Answers every request no route matched (the HTTP API's `$default` route). */
-export const routeMiss: FunctionDefinition = {
+/**
+ * Answers every request no route matched (the HTTP API's `$default` route). The authorizer runs on
+ * it as on the apiKey routes, so a valid key's 404 / 405 carries its rate state and takes a token,
+ * on AWS exactly as locally; the function itself serves requests without a valid key.
+ */
+export const routeMiss: FunctionDefinition & Pick<RouteDefinition, "auth"> = {
   id: "RouteMiss",
+  auth: "apiKey",
   entry: "functions/handlers/route-miss.ts",
   memoryMb: 128,
   timeoutSeconds: 5,

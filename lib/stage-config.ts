@@ -1,42 +1,97 @@
 /**
  * The stack's configuration, from CDK context (`cdk deploy -c stage=prod -c …` or cdk.json),
  * validated so a bad value fails at synth rather than at deploy.
+ *
+ * `-c name=value` always arrives as a string, while cdk.json gives JSON values: every number and
+ * boolean setting accepts both forms, and anything else is refused with the setting's name.
  */
+import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as z from "zod/mini";
+import { bedrockModelProblem } from "./bedrock-access.ts";
 
-const csv = z.pipe(
-  z.optional(z.union([z.string(), z.array(z.string())])),
-  z.transform((value: string | string[] | undefined) =>
-    (Array.isArray(value) ? value : (value ?? "").split(",")).map((item) => item.trim()).filter(Boolean),
-  ),
+type Read<T> = { value: T } | { problem: string };
+
+/** A setting read by `read`, from either form; a problem becomes a synth error naming the setting. */
+const setting = <T>(read: (value: unknown) => Read<T>) =>
+  z.pipe(
+    z.unknown(),
+    z.transform((value: unknown, ctx): T => {
+      const result = read(value);
+      if ("value" in result) return result.value;
+      ctx.issues.push({
+        code: "custom",
+        message: `${result.problem} (got ${JSON.stringify(value)})`,
+        input: value,
+      });
+      return z.NEVER;
+    }),
+  );
+
+/** A JSON number, or a string that is exactly a decimal number (no "", " ", "1e3", "0x10"). */
+function numberOf(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value === "string" && /^[+-]?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  return undefined;
+}
+
+const readBoolean = (value: unknown): Read<boolean> => {
+  if (value === true || value === "true") return { value: true };
+  if (value === false || value === "false") return { value: false };
+  return { problem: "must be true or false" };
+};
+
+const retentionPeriods = Object.values(RetentionDays).filter(
+  (value): value is number => typeof value === "number",
 );
 
-const bool = z.pipe(
-  z.optional(z.union([z.boolean(), z.enum(["true", "false"])])),
-  z.transform((value: boolean | "true" | "false" | undefined) =>
-    value === undefined ? undefined : value === true || value === "true",
-  ),
-);
+const readRetentionDays = (value: unknown): Read<number> => {
+  const days = numberOf(value);
+  if (days === undefined || !Number.isInteger(days)) return { problem: "must be a whole number of days" };
+  if (!retentionPeriods.includes(days)) {
+    return { problem: `must be one of CloudWatch's retention periods: ${retentionPeriods.join(", ")}` };
+  }
+  return { value: days };
+};
 
-const positiveInt = z.pipe(
-  z.optional(z.union([z.number(), z.string()])),
-  z.transform((value: number | string | undefined) => (value === undefined ? undefined : Number(value))),
-);
+const readRate = (value: unknown): Read<number> => {
+  const rate = numberOf(value);
+  return rate !== undefined && rate > 0
+    ? { value: rate }
+    : { problem: "must be a number of requests per second above 0" };
+};
+
+const readBurst = (value: unknown): Read<number> => {
+  const burst = numberOf(value);
+  return burst !== undefined && Number.isInteger(burst) && burst >= 1
+    ? { value: burst }
+    : { problem: "must be a whole number of requests, 1 or more" };
+};
+
+/** Comma-separated (`-c bedrockModelIds=a,b`) or a JSON list; each id checked as the stack will grant it. */
+const readModelIds = (value: unknown): Read<string[]> => {
+  const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : undefined;
+  if (!items || items.some((item) => typeof item !== "string")) {
+    return { problem: "must be a comma-separated list of Bedrock model ids" };
+  }
+  const ids = items.map((item: string) => item.trim()).filter(Boolean);
+  const problems = ids.map(bedrockModelProblem).filter((problem) => problem !== undefined);
+  return problems.length > 0 ? { problem: problems.join("; ") } : { value: ids };
+};
 
 export const stageConfigSchema = z.object({
   /** Lower-case letters, digits and dashes; names the stack (`ChatbotApi-<stage>`) and its resources. */
   stage: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]{0,20}$/)), "dev"),
   /** Keep the table and the key on `cdk destroy` (default: only for stage `prod`). */
-  retainData: bool,
-  /** Bedrock model or inference-profile ids the chatbots may use; the message Lambda may invoke only these. */
-  bedrockModelIds: csv,
-  /** Optional custom domain (SPEC.md §9: a host name with a v1 marker, e.g. api-v1.example.com) and its ACM certificate. */
+  retainData: z.optional(setting(readBoolean)),
+  /** Bedrock model ids, inference-profile ids or ARNs the chatbots may use; the message Lambda may invoke only these. */
+  bedrockModelIds: z._default(setting(readModelIds), []),
+  /** Optional custom domain (a host name with a v1 marker, e.g. api-v1.example.com) and its ACM certificate. */
   domainName: z.optional(z.string().check(z.regex(/^[a-z0-9.-]+$/))),
   certificateArn: z.optional(z.string().check(z.regex(/^arn:aws[a-z-]*:acm:/))),
   /** Stage-wide gateway throttle (requests/s, burst). Off by default: its 429 has the gateway's own body. */
-  throttleRateLimit: positiveInt,
-  throttleBurstLimit: positiveInt,
-  logRetentionDays: z._default(z.number().check(z.int(), z.positive()), 30),
+  throttleRateLimit: z.optional(setting(readRate)),
+  throttleBurstLimit: z.optional(setting(readBurst)),
+  logRetentionDays: z._default(setting(readRetentionDays), 30),
 });
 
 export type StageConfig = z.output<typeof stageConfigSchema> & { retainData: boolean };
@@ -52,6 +107,9 @@ export function parseStageConfig(context: Record<string, unknown>): StageConfig 
   const config = result.data;
   if ((config.domainName === undefined) !== (config.certificateArn === undefined)) {
     throw new Error("Invalid stage configuration: domainName and certificateArn go together");
+  }
+  if ((config.throttleRateLimit === undefined) !== (config.throttleBurstLimit === undefined)) {
+    throw new Error("Invalid stage configuration: throttleRateLimit and throttleBurstLimit go together");
   }
   return { ...config, retainData: config.retainData ?? config.stage === "prod" };
 }

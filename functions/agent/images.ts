@@ -1,19 +1,15 @@
 /**
  * Turns a message's image attachments (CONTRACT.md §4) into bytes an engine can send.
  *
- * Inline data is decoded strictly and must be what it claims to be. A URL is fetched with SSRF
- * guards: https only; the host is resolved here and every address must be public; the connection
- * goes to the address that was checked (a pinned lookup, so a second DNS answer cannot rebind it);
- * each redirect is checked again; size and time are capped while streaming. The type always comes
- * from the bytes, never from a header or a file name.
+ * Inline data is decoded strictly and must be what it claims to be. A URL is fetched over https
+ * only, through the outbound client (net/outbound-http.ts): every connection, the first and each
+ * redirect's, goes only to addresses the outbound-address guard accepts, judged on the address
+ * connected to; size and time are capped while streaming. The type always comes from the bytes,
+ * never from a header or a file name.
  */
-import { lookup as dnsLookup } from "node:dns/promises";
-import type { IncomingMessage } from "node:http";
-import { request } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
-import { raceAbort } from "#functions/agent/deadline";
 import type { ImageInput, ImageMediaType } from "#functions/agent/engine";
-import { isPublicAddress } from "#functions/agent/public-address";
+import { type AllowedEndpoint, BlockedAddressError, type ResolveHost } from "#functions/net/outbound-address";
+import { createOutboundClient, ResponseTooLargeError } from "#functions/net/outbound-http";
 
 /** At most this many attachments per message (CONTRACT.md §4). */
 export const MAX_IMAGES_PER_MESSAGE = 4;
@@ -59,21 +55,16 @@ export class AttachmentError extends Error {
   }
 }
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
 export interface ImageFetchOptions {
   /**
-   * Local runtime and tests only: hosts (as written in the URL, with their port) that may resolve to
-   * private or loopback addresses. Production passes nothing: every address must be public.
+   * Local runtime and tests only: loopback endpoints (address and port) that may be reached.
+   * Production passes nothing: every address must be public.
    */
-  allowPrivate?: readonly { host: string; port: number }[];
+  allowPrivate?: readonly AllowedEndpoint[];
   /** Local runtime and tests only: a PEM CA that replaces the default roots, for a self-signed server. */
   trustedCa?: string;
   /** Resolves a host name to all its addresses (tests inject one; default: the system resolver). */
-  lookup?: (hostname: string) => Promise<readonly ResolvedAddress[]>;
+  resolve?: ResolveHost;
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
@@ -153,24 +144,48 @@ async function fetchImage(url: string, options: ImageFetchOptions = {}): Promise
   const maxBytes = options.maxBytes ?? MAX_IMAGE_BYTES;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const send = createOutboundClient({
+    ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+    ...(options.trustedCa ? { trustedCa: options.trustedCa } : {}),
+  });
   let current = parseHttpsUrl(url);
   try {
     for (let redirects = 0; ; redirects++) {
-      const pinned = await resolveAllowedAddress(current, options, signal);
-      const outcome = await getOnce(current, pinned, { ca: options.trustedCa, maxBytes, signal });
-      if (outcome.kind === "image") {
-        const mediaType = sniffImageType(outcome.bytes);
-        if (!mediaType) throw new Refusal("unsupported_type", "not a PNG, JPEG, GIF or WebP image");
-        return { mediaType, bytes: outcome.bytes };
+      const response = await send({
+        url: current,
+        headers: { accept: IMAGE_MEDIA_TYPES.join(", ") },
+        signal,
+      });
+      const location = response.headers.get("location");
+      if ([301, 302, 303, 307, 308].includes(response.status) && location) {
+        response.discard();
+        if (redirects >= MAX_IMAGE_REDIRECTS) {
+          throw new Refusal("too_many_redirects", `more than ${MAX_IMAGE_REDIRECTS} redirects`);
+        }
+        current = parseHttpsUrl(location, current);
+        continue;
       }
-      if (redirects >= MAX_IMAGE_REDIRECTS) {
-        throw new Refusal("too_many_redirects", `more than ${MAX_IMAGE_REDIRECTS} redirects`);
+      if (response.status !== 200) {
+        response.discard();
+        throw new Refusal("fetch_failed", `the server answered ${response.status}`);
       }
-      current = parseHttpsUrl(outcome.location, current);
+      const bytes = await response.read(maxBytes);
+      const mediaType = sniffImageType(bytes);
+      if (!mediaType) throw new Refusal("unsupported_type", "not a PNG, JPEG, GIF or WebP image");
+      return { mediaType, bytes };
     }
   } catch (error) {
     if (error instanceof Refusal) throw error;
+    if (error instanceof BlockedAddressError) {
+      throw new Refusal("blocked_address", "the host is not a public address");
+    }
+    if (error instanceof ResponseTooLargeError)
+      throw new Refusal("too_large", `larger than ${maxBytes} bytes`);
     if (timeout.aborted) throw new Refusal("timeout", `not fetched within ${timeoutMs} ms`);
+    if ((error as NodeJS.ErrnoException).code === "ENOTFOUND") {
+      throw new Refusal("fetch_failed", "the host name does not resolve");
+    }
     throw error;
   }
 }
@@ -185,101 +200,6 @@ function parseHttpsUrl(text: string, base?: URL): URL {
   if (url.protocol !== "https:") throw new Refusal("invalid_url", "only https URLs are fetched");
   if (url.username || url.password) throw new Refusal("invalid_url", "URLs with credentials are not fetched");
   return url;
-}
-
-/** The address to connect to: the host's only if all its addresses are public (or the host is allowed). */
-async function resolveAllowedAddress(url: URL, options: ImageFetchOptions, signal: AbortSignal) {
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const port = Number(url.port || 443);
-  const allowed = options.allowPrivate?.some(
-    (entry) => entry.host.toLowerCase() === host && entry.port === port,
-  );
-  const family = isIP(host);
-  const addresses: readonly ResolvedAddress[] = family
-    ? [{ address: host, family }]
-    : await raceAbort((options.lookup ?? systemLookup)(host), signal).catch((error: unknown) => {
-        if (signal.aborted) throw error;
-        throw new Refusal("fetch_failed", "the host name does not resolve");
-      });
-  const first = addresses[0];
-  if (!first) throw new Refusal("fetch_failed", "the host name does not resolve");
-  if (!allowed && !addresses.every(({ address }) => isPublicAddress(address))) {
-    throw new Refusal("blocked_address", "the host is not a public address");
-  }
-  return first;
-}
-
-async function systemLookup(hostname: string): Promise<readonly ResolvedAddress[]> {
-  return dnsLookup(hostname, { all: true, verbatim: true });
-}
-
-type GetOutcome = { kind: "image"; bytes: Uint8Array } | { kind: "redirect"; location: string };
-
-/** One GET to the pinned address; the body is read only for a 200, and only up to `maxBytes`. */
-function getOnce(
-  url: URL,
-  pinned: ResolvedAddress,
-  limits: { ca: string | undefined; maxBytes: number; signal: AbortSignal },
-): Promise<GetOutcome> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  // Node asks for one address or, with happy eyeballs, for all: answer both with the checked one.
-  const pinnedLookup: LookupFunction = (_hostname, lookupOptions, callback) => {
-    if (lookupOptions.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-    else callback(null, pinned.address, pinned.family);
-  };
-  return new Promise<GetOutcome>((resolve, reject) => {
-    const req = request(
-      {
-        host,
-        port: url.port || 443,
-        path: `${url.pathname}${url.search}`,
-        method: "GET",
-        headers: { accept: IMAGE_MEDIA_TYPES.join(", "), "accept-encoding": "identity" },
-        lookup: pinnedLookup,
-        ...(isIP(host) ? {} : { servername: host }),
-        ...(limits.ca ? { ca: limits.ca } : {}),
-        agent: false,
-        signal: limits.signal,
-      },
-      (response) => {
-        readResponse(response, limits.maxBytes).then(resolve, (error: unknown) => {
-          req.destroy();
-          reject(error);
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-async function readResponse(response: IncomingMessage, maxBytes: number): Promise<GetOutcome> {
-  const status = response.statusCode ?? 0;
-  const location = response.headers.location;
-  if ([301, 302, 303, 307, 308].includes(status) && location) {
-    response.destroy();
-    return { kind: "redirect", location };
-  }
-  if (status !== 200) {
-    response.destroy();
-    throw new Refusal("fetch_failed", `the server answered ${status}`);
-  }
-  if (Number(response.headers["content-length"] ?? 0) > maxBytes) {
-    response.destroy();
-    throw new Refusal("too_large", `larger than ${maxBytes} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of response) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    received += buffer.length;
-    if (received > maxBytes) {
-      response.destroy();
-      throw new Refusal("too_large", `larger than ${maxBytes} bytes`);
-    }
-    chunks.push(buffer);
-  }
-  return { kind: "image", bytes: toUint8Array(Buffer.concat(chunks)) };
 }
 
 function toUint8Array(buffer: Buffer): Uint8Array {

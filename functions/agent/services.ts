@@ -9,13 +9,14 @@
  *                                  names a secret under that prefix. `local:<directory>` locally: the
  *                                  key is read from the environment variable MODEL_SECRET_<NAME> or the
  *                                  file <directory>/<name>. Keys never live in the table.
- *   IMAGE_FETCH_ALLOW_PRIVATE      local runtime / tests only: `host:port,…` that may be private
+ *   OUTBOUND_ALLOW_PRIVATE         local runtime / tests only: loopback `address:port,…` of local fakes
+ *                                  that images and look-ups may reach (net/outbound-address.ts)
  *   IMAGE_FETCH_CA_FILE            local runtime / tests only: a PEM CA trusted for image fetches
  *   TOOL_CREDENTIALS_KEY_ID        KMS key that seals look-up tool credentials (set by the stack)
  *   TOOL_CREDENTIALS_KEY_FILE      local runtime only: the key file used instead of KMS
  *   TOOL_HTTP_ORIGIN_OVERRIDES     local runtime only: platform origin → local fake (the sample shop)
- *   TOOL_HTTP_ALLOW_PRIVATE        local runtime only: `1` lets tools reach private addresses
- * The three local-only tool settings are ignored on Lambda (tools/environment.ts says how).
+ * The local-only settings (all but IMAGE_FETCH_CA_FILE) are ignored on Lambda (net/outbound-address.ts
+ * and tools/environment.ts say how).
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -37,6 +38,7 @@ import type {
   TurnToolBox,
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
+import { allowListFromEnvironment } from "#functions/net/outbound-address";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
 import { type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
@@ -73,16 +75,7 @@ export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnv
     bedrockRegion: env.BEDROCK_REGION ?? env.AWS_REGION ?? "us-east-1",
     modelSecrets:
       kind === "secretsmanager" ? { kind, prefix: location } : { kind: "local", directory: location },
-    imageFetch: {
-      ...(env.IMAGE_FETCH_ALLOW_PRIVATE
-        ? {
-            allowPrivate: env.IMAGE_FETCH_ALLOW_PRIVATE.split(",").map((entry) => {
-              const [host = "", port = "443"] = entry.trim().split(/:(?=\d+$)/);
-              return { host, port: Number(port) };
-            }),
-          }
-        : {}),
-    },
+    imageFetch: { allowPrivate: allowListFromEnvironment(env) },
     tools: toolEnvironment(env),
   };
 }
@@ -131,7 +124,9 @@ export function createAgentServices(
           return createOpenAiEngine({
             baseUrl: chatbot.engine.baseUrl,
             model: chatbot.engine.model,
-            apiKey: await secrets(chatbot.engine.apiKeySecret),
+            // No secret named: the server needs no key, and the engine then sends no Authorization.
+            apiKey:
+              chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
           });
       }
     },

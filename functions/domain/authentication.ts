@@ -4,14 +4,15 @@
  * Main course: parse `Authorization` → refuse malformed keys without I/O → UpdateItem on the key's
  * item that only succeeds if the key exists, is not revoked or expired, its organization is active,
  * the limit we assume is the stored one, and the bucket has a token. A refused write returns the
- * stored item, which says exactly why. Warm path: one DynamoDB call; cold path (limit unknown in
+ * stored item, which says exactly why (an inactive organization's key is told its bucket's state,
+ * but no token is taken). Warm path: one DynamoDB call; cold path (limit unknown in
  * this instance): a GetItem first.
  */
 
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { hashApiKey, isWellFormedApiKey } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
-import { type BucketPolicy, type BucketState, takeToken } from "#functions/domain/token-bucket";
+import { type BucketPolicy, type BucketState, stateAfter, takeToken } from "#functions/domain/token-bucket";
 import { type Item, keys, records } from "#functions/store/items";
 
 export type AuthOutcome =
@@ -24,9 +25,10 @@ export type AuthOutcome =
       retryAfterSeconds: number;
     }
   | { kind: "invalid_key" }
-  | { kind: "subscription_inactive" };
+  /** The key is valid, so its answer carries the bucket's state; a refused request takes no token. */
+  | { kind: "subscription_inactive"; rate: BucketState };
 
-type Refusal = { kind: "invalid_key" } | { kind: "subscription_inactive" };
+type Refusal = { kind: "invalid_key" } | { kind: "subscription_inactive"; rate: BucketState };
 
 export const RATE_PERIOD_MS = 60_000;
 const BUCKET_ATTRIBUTE = "bucketTat";
@@ -52,12 +54,16 @@ function remember(hash: string, limit: number, tat: number | undefined): void {
   hints.set(hash, { limit, tat });
 }
 
-function refusalOf(stored: Item | undefined, nowSeconds: number): Refusal | undefined {
+function refusalOf(stored: Item | undefined, now: number): Refusal | undefined {
   if (!stored) return { kind: "invalid_key" };
   const key = records.apiKey(stored);
   if (key.revokedAt !== undefined) return { kind: "invalid_key" };
-  if (key.expiresAt !== undefined && key.expiresAt <= nowSeconds) return { kind: "invalid_key" };
-  if (!key.organizationActive) return { kind: "subscription_inactive" };
+  if (key.expiresAt !== undefined && key.expiresAt <= Math.floor(now / 1000)) return { kind: "invalid_key" };
+  if (!key.organizationActive) {
+    // The bucket as it stands: the organization can do nothing, so nothing is counted against it.
+    const policy = { limit: key.rateLimit, periodMs: RATE_PERIOD_MS };
+    return { kind: "subscription_inactive", rate: stateAfter(policy, key.bucketTat ?? now, now) };
+  }
   return undefined;
 }
 
@@ -76,7 +82,7 @@ export async function authenticate(
     const { Item: stored } = await ctx.db.client.send(
       new GetCommand({ TableName: ctx.db.tableName, Key: keys.apiKey(hash) }),
     );
-    const refusal = refusalOf(stored, nowSeconds);
+    const refusal = refusalOf(stored, now);
     if (refusal) return refusal;
     const key = records.apiKey(stored ?? {});
     hint = { limit: key.rateLimit, tat: key.bucketTat };
@@ -97,7 +103,7 @@ export async function authenticate(
       names: {},
       values: { ":nowSeconds": nowSeconds, ":true": true, ":limit": current.limit },
       judge: (stored) => {
-        const refusal = refusalOf(stored, nowSeconds);
+        const refusal = refusalOf(stored, now);
         if (refusal) return { refusal };
         const storedLimit = records.apiKey(stored ?? {}).rateLimit;
         if (storedLimit !== current.limit)

@@ -248,7 +248,8 @@ function engineProblems(engine: EngineConfig): string[] {
         problems.push("openai base URL is not a URL");
       }
       if (engine.model.trim() === "") problems.push("openai engine needs a model");
-      if (engine.apiKeySecret.trim() === "") problems.push("openai engine needs an API key secret reference");
+      if (engine.apiKeySecret !== undefined && engine.apiKeySecret.trim() === "")
+        problems.push("openai API key secret name must not be empty (leave it out for servers without keys)");
       return problems;
     }
   }

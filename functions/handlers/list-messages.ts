@@ -5,62 +5,25 @@ import { contextFromEnvironment } from "#functions/domain/context";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
-import { pydanticIssue } from "#functions/http/validation";
 
 export const historyLimits = { defaultPageSize: 20, maxPageSize: 100, cursorLength: 200 } as const;
 
 const path = z.object({ conversation_id: uuid("The conversation whose messages to list.") });
 
-/** Query strings arrive as text; `limit` is parsed here so a bad value gets Pydantic's `int_parsing`. */
-const limit = z.pipe(
-  z.optional(
+/** Query values arrive as text; `limit` is validated as the integer it stands for (http/parameters.ts). */
+const query = z.object({
+  limit: z._default(
     z
-      .string()
+      .int()
       .check(
+        z.gte(1),
+        z.lte(historyLimits.maxPageSize),
         z.describe(
           `Messages per page, 1–${historyLimits.maxPageSize} (default ${historyLimits.defaultPageSize}).`,
         ),
       ),
+    historyLimits.defaultPageSize,
   ),
-  z.transform((value: string | undefined, ctx) => {
-    if (value === undefined) return historyLimits.defaultPageSize;
-    const parsed = /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : Number.NaN;
-    if (Number.isNaN(parsed)) {
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message: "not an integer",
-        params: pydanticIssue(
-          "int_parsing",
-          "Input should be a valid integer, unable to parse string as an integer",
-        ),
-      });
-      return z.NEVER;
-    }
-    if (parsed < 1 || parsed > historyLimits.maxPageSize) {
-      const tooSmall = parsed < 1;
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message: "out of range",
-        params: tooSmall
-          ? pydanticIssue("greater_than_equal", "Input should be greater than or equal to 1", { ge: 1 })
-          : pydanticIssue(
-              "less_than_equal",
-              `Input should be less than or equal to ${historyLimits.maxPageSize}`,
-              {
-                le: historyLimits.maxPageSize,
-              },
-            ),
-      });
-      return z.NEVER;
-    }
-    return parsed;
-  }),
-);
-
-const query = z.object({
-  limit,
   cursor: z.optional(
     z
       .string()

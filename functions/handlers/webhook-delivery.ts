@@ -13,14 +13,14 @@ import {
   processDeliveryMessage,
 } from "#functions/webhooks/delivery";
 import { createSecretOpener, webhookSecretsCipher } from "#functions/webhooks/environment";
-import { outboundPolicyFromEnvironment, postWebhook } from "#functions/webhooks/outbound";
+import { createWebhookPoster, outboundPolicyFromEnvironment } from "#functions/webhooks/outbound";
 import { deliveryQueueFromEnvironment, parseDeliveryMessage } from "#functions/webhooks/queue";
 import { timingsFromEnvironment } from "#functions/webhooks/timings";
 
 let context: DeliveryContext | undefined;
 function deliveryContext(): DeliveryContext {
   if (!context) {
-    const policy = outboundPolicyFromEnvironment();
+    const post = createWebhookPoster(outboundPolicyFromEnvironment());
     context = {
       ...contextFromEnvironment(),
       get queue() {
@@ -28,7 +28,7 @@ function deliveryContext(): DeliveryContext {
       },
       timings: timingsFromEnvironment(),
       openSecret: createSecretOpener(webhookSecretsCipher()),
-      post: (request) => postWebhook(request, policy),
+      post,
     };
   }
   return context;

@@ -3,8 +3,10 @@
  *
  *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6); adds
  *               X-Request-Id and, for a valid key, the X-RateLimit-* headers, on every response
- *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`)
- *   json body – Middy's JSON body parser, its failures mapped to Pydantic-style 422 items
+ *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
+ *               with `auth: "optionalApiKey"` a request without a valid key goes on, anonymous
+ *   json body – the body as JSON, nesting limited before anything recurses (http/json-body.ts);
+ *               its failures are Pydantic-style 422 items
  *   validation  – body, query and path parameters against the contract's zod schemas; all failing
  *                 fields are reported together
  *   idempotency – replays or guards retried POSTs that carry an Idempotency-Key (when enabled)
@@ -13,7 +15,6 @@
  */
 
 import middy, { type MiddlewareObj, type Request } from "@middy/core";
-import httpJsonBodyParser from "@middy/http-json-body-parser";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type * as z from "zod/mini";
 import type { IdempotencyScope } from "#functions/domain/idempotency";
@@ -25,13 +26,22 @@ import {
   validationError,
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
+import { parseJsonBody } from "#functions/http/json-body";
+import { coerceParameters } from "#functions/http/parameters";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
 
 export type Schema = z.ZodMiniType;
 
+/**
+ * `apiKey`: a valid key is required. `optionalApiKey`: a valid key is held to its organization and
+ * its bucket like anywhere (403, 429, rate headers), but a request without one is served too (the
+ * route-miss answers). `none`: no authorizer runs.
+ */
+export type RouteAuth = "apiKey" | "optionalApiKey" | "none";
+
 export interface RouteContract<
-  Auth extends "apiKey" | "none" = "apiKey" | "none",
+  Auth extends RouteAuth = RouteAuth,
   Body extends Schema | undefined = Schema | undefined,
   Query extends Schema | undefined = Schema | undefined,
   Path extends Schema | undefined = Schema | undefined,
@@ -62,7 +72,11 @@ export interface Caller {
 type Parsed<S extends Schema | undefined> = S extends Schema ? z.output<S> : undefined;
 
 export interface ApiRequest<C extends RouteContract> {
-  caller: C["auth"] extends "apiKey" ? Caller : undefined;
+  caller: C["auth"] extends "apiKey"
+    ? Caller
+    : C["auth"] extends "optionalApiKey"
+      ? Caller | undefined
+      : undefined;
   body: Parsed<C["body"]>;
   query: Parsed<C["query"]>;
   path: Parsed<C["path"]>;
@@ -124,7 +138,7 @@ export function apiHandler<C extends RouteContract>(
     timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
   })
     .use(responseMiddleware(contract))
-    .use(contract.auth === "apiKey" ? authMiddleware() : noopMiddleware);
+    .use(contract.auth === "none" ? noopMiddleware : authMiddleware(contract.auth === "optionalApiKey"));
   if (contract.body) chain.use(jsonBodyMiddleware());
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
@@ -225,7 +239,13 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
 
 /** CONTRACT.md §5: every response to a request with a valid key carries these. */
 function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
-  if (!verdict || (verdict.outcome !== "allowed" && verdict.outcome !== "rate_limited")) return {};
+  if (
+    !verdict ||
+    (verdict.outcome !== "allowed" &&
+      verdict.outcome !== "rate_limited" &&
+      verdict.outcome !== "subscription_inactive")
+  )
+    return {};
   const headers: Record<string, string> = {
     "x-ratelimit-limit": String(verdict.limit),
     "x-ratelimit-remaining": String(verdict.remaining),
@@ -237,12 +257,15 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string
 
 // ---------- auth ----------
 
-function authMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+function authMiddleware(
+  keyOptional: boolean,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: (request) => {
       const state = stateOf(request);
       const verdict = state.verdict;
       if (!verdict || verdict.outcome === "invalid_key") {
+        if (keyOptional) return;
         throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
       }
       if (verdict.outcome === "subscription_inactive") throw new AppError("subscription_inactive");
@@ -273,38 +296,15 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 
 // ---------- JSON body ----------
 
-/**
- * Middy's parser with the content-type check off: like FastAPI, a body is read as JSON whatever its
- * declared type (curl -d sends form encoding by default). Its failures become Pydantic items.
- */
+/** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
 function jsonBodyMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
-  const parser = httpJsonBodyParser({ disableContentTypeCheck: true });
   return {
-    before: async (request) => {
-      const raw = request.event.body;
-      if (raw === undefined || raw === "") {
-        throw validationError([{ type: "missing", loc: ["body"], msg: "Field required", input: null }]);
-      }
-      try {
-        await parser.before?.(request as Parameters<NonNullable<typeof parser.before>>[0]);
-      } catch (error) {
-        throw validationError([jsonInvalidItem(error)]);
-      }
-      stateOf(request).input.body = request.event.body as unknown;
+    before: (request) => {
+      const parsed = parseJsonBody(request.event.body, request.event.isBase64Encoded);
+      // The idempotency fingerprint reads the parsed body from the event.
+      (request.event as { body?: unknown }).body = parsed;
+      stateOf(request).input.body = parsed;
     },
-  };
-}
-
-function jsonInvalidItem(error: unknown): ValidationItem {
-  const cause = (error as { cause?: { message?: string } }).cause;
-  const reason = cause?.message ?? (error instanceof Error ? error.message : "Invalid JSON");
-  const position = /position (\d+)/.exec(reason)?.[1];
-  return {
-    type: "json_invalid",
-    loc: ["body", position === undefined ? 0 : Number(position)],
-    msg: "JSON decode error",
-    input: {},
-    ctx: { error: reason },
   };
 }
 
@@ -319,7 +319,9 @@ function validationMiddleware(
       const problems: ValidationItem[] = [];
       const check = (location: "body" | "query" | "path", schema: Schema | undefined, value: unknown) => {
         if (!schema) return undefined;
-        const result = schema.safeParse(value, { reportInput: true });
+        const input =
+          location === "body" ? value : coerceParameters(schema, value as Record<string, string | undefined>);
+        const result = schema.safeParse(input, { reportInput: true });
         if (result.success) return result.data;
         problems.push(...toValidationItems(location, result.error.issues, value));
         return undefined;

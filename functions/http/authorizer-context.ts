@@ -3,9 +3,10 @@
  *
  * The authorizer always answers `isAuthorized: true` and reports its verdict here instead: an HTTP
  * API cannot reshape its own 401/403 bodies, so the integration (api-handler) turns the verdict into
- * the exact bodies CONTRACT.md §2 and §5 require. HTTP API payload 2.0 keeps JSON types, so numbers
- * stay numbers. An integration that receives no verdict (a route wired without the authorizer)
- * fails closed: it answers 401.
+ * the exact bodies CONTRACT.md §2 and §5 require. The authorizer sets numbers, but no AWS document
+ * promises they reach the integration as numbers (REST APIs stringify context values), so the
+ * counts are read from either shape. An integration that receives no verdict (a route wired
+ * without the authorizer) fails closed: it answers 401.
  */
 import type { AuthOutcome } from "#functions/domain/authentication";
 
@@ -28,7 +29,7 @@ export type AuthorizerContext =
       retryAfter: number;
     }
   | { outcome: "invalid_key" }
-  | { outcome: "subscription_inactive" }
+  | { outcome: "subscription_inactive"; limit: number; remaining: number; resetAt: number }
   | { outcome: "error" };
 
 export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
@@ -55,12 +56,23 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
     case "invalid_key":
       return { outcome: "invalid_key" };
     case "subscription_inactive":
-      return { outcome: "subscription_inactive" };
+      return {
+        outcome: "subscription_inactive",
+        limit: outcome.rate.limit,
+        remaining: outcome.rate.remaining,
+        resetAt: outcome.rate.resetAt,
+      };
   }
 }
 
 const isString = (value: unknown): value is string => typeof value === "string" && value.length > 0;
-const isCount = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+
+/** A whole number of 0 or more, given as a number or as its plain decimal string ("100"). */
+function countOf(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value === "string" && /^\d{1,15}$/.test(value)) return Number(value);
+  return undefined;
+}
 
 /** Reads the verdict defensively; anything unexpected counts as no verdict. */
 export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefined {
@@ -69,24 +81,33 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
   switch (context.outcome) {
     case "allowed":
     case "rate_limited": {
-      const { organizationId, keyId, limit, remaining, resetAt } = context;
+      const { organizationId, keyId } = context;
+      const limit = countOf(context.limit);
+      const remaining = countOf(context.remaining);
+      const resetAt = countOf(context.resetAt);
       if (
         !isString(organizationId) ||
         !isString(keyId) ||
-        !isCount(limit) ||
-        !isCount(remaining) ||
-        !isCount(resetAt)
+        limit === undefined ||
+        remaining === undefined ||
+        resetAt === undefined
       )
         return undefined;
       if (context.outcome === "allowed") {
         return { outcome: "allowed", organizationId, keyId, limit, remaining, resetAt };
       }
-      const retryAfter = context.retryAfter;
-      if (!isCount(retryAfter)) return undefined;
+      const retryAfter = countOf(context.retryAfter);
+      if (retryAfter === undefined) return undefined;
       return { outcome: "rate_limited", organizationId, keyId, limit, remaining, resetAt, retryAfter };
     }
+    case "subscription_inactive": {
+      const limit = countOf(context.limit);
+      const remaining = countOf(context.remaining);
+      const resetAt = countOf(context.resetAt);
+      if (limit === undefined || remaining === undefined || resetAt === undefined) return undefined;
+      return { outcome: "subscription_inactive", limit, remaining, resetAt };
+    }
     case "invalid_key":
-    case "subscription_inactive":
     case "error":
       return { outcome: context.outcome };
     default:

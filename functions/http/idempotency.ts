@@ -19,7 +19,9 @@ import type { ApiEvent, ApiResponse, RouteState } from "#functions/http/api-hand
 import { describeError, log } from "#functions/log";
 
 const HEADER = "idempotency-key";
-const PRINTABLE = /^[\x20-\x7E]+$/;
+/** What the header may hold; the OpenAPI document publishes the same rule. */
+export const idempotencyKeyRule = { maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" } as const;
+const PRINTABLE = new RegExp(idempotencyKeyRule.pattern);
 export const REPLAY_HEADER = "idempotent-replayed";
 
 export function idempotencyMiddleware(
@@ -84,14 +86,14 @@ export function idempotencyMiddleware(
 }
 
 function checkHeader(value: string): void {
-  if (value.length > 255) {
+  if (value.length > idempotencyKeyRule.maxLength) {
     throw validationError([
       {
         type: "string_too_long",
         loc: ["header", HEADER],
-        msg: "String should have at most 255 characters",
+        msg: `String should have at most ${idempotencyKeyRule.maxLength} characters`,
         input: value,
-        ctx: { max_length: 255 },
+        ctx: { max_length: idempotencyKeyRule.maxLength },
       },
     ]);
   }
@@ -100,9 +102,9 @@ function checkHeader(value: string): void {
       {
         type: "string_pattern_mismatch",
         loc: ["header", HEADER],
-        msg: "String should match pattern '^[\\x20-\\x7E]{1,255}$'",
+        msg: `String should match pattern '${idempotencyKeyRule.pattern}'`,
         input: value,
-        ctx: { pattern: "^[\\x20-\\x7E]{1,255}$" },
+        ctx: { pattern: idempotencyKeyRule.pattern },
       },
     ]);
   }

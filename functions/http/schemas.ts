@@ -3,12 +3,32 @@
  * bound (CONTRACT.md §3), and the bounds land in the OpenAPI document through these schemas.
  */
 import * as z from "zod/mini";
+import { canonicalUuid, describeUuidProblem, pydanticIssue } from "#functions/http/validation";
 
-/** A UUID in any version and case (as Pydantic accepts), normalised to lower case. */
+/**
+ * A UUID of any version in every form Pydantic accepts (hyphenated, 32 hex digits, braces,
+ * `urn:uuid:`, any case), turned into its canonical lower-case hyphenated form: the only form the
+ * domain, the table and the answers ever see.
+ */
 export const uuid = (description: string) =>
   z.pipe(
-    z.guid().check(z.describe(description)),
-    z.transform((value: string) => value.toLowerCase()),
+    z.string().check(
+      z.superRefine((value, ctx) => {
+        if (canonicalUuid(value) !== undefined) return;
+        const problem = describeUuidProblem(value);
+        ctx.issues.push({
+          code: "custom",
+          input: value,
+          message: problem,
+          params: pydanticIssue("uuid_parsing", `Input should be a valid UUID, ${problem}`, {
+            error: problem,
+          }),
+        });
+      }),
+      z.meta({ format: "uuid" }),
+      z.describe(description),
+    ),
+    z.transform((value: string) => canonicalUuid(value) ?? value),
   );
 
 /** An optional string field; `null` counts as absent (clients often send it for "no value"). */

@@ -32,7 +32,9 @@ export function toValidationItems(
 function toItem(location: Location, issue: $ZodIssue, source: unknown): ValidationItem {
   const path = issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment)));
   const loc: (string | number)[] = [location, ...path];
-  const input = issue.input;
+  // A query or path value is reported as it was sent (text), even when validated as a number.
+  const input =
+    location === "query" || location === "path" ? sentParameter(source, path, issue.input) : issue.input;
   const item = (type: string, msg: string, ctx?: Record<string, unknown>): ValidationItem =>
     ctx ? { type, loc, msg, input, ctx } : { type, loc, msg, input };
 
@@ -40,6 +42,9 @@ function toItem(location: Location, issue: $ZodIssue, source: unknown): Validati
     case "invalid_type": {
       if (input === undefined || (input === null && path.length === 0)) {
         return { type: "missing", loc, msg: "Field required", input: parentOf(source, path) };
+      }
+      if (typeof input === "string" && (issue.expected === "number" || issue.expected === "int")) {
+        return item("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
       }
       return invalidTypeItem(issue.expected, path.length === 0, item);
     }
@@ -138,6 +143,13 @@ function boundItem(
     : item("greater_than_equal", `Input should be greater than or equal to ${bound}`, { ge: bound });
 }
 
+function sentParameter(source: unknown, path: (string | number)[], parsed: unknown): unknown {
+  const [name] = path;
+  if (path.length !== 1 || name === undefined || source === null || typeof source !== "object") return parsed;
+  const sent = (source as Record<string | number, unknown>)[name];
+  return typeof sent === "string" ? sent : parsed;
+}
+
 /** The parent object of a missing field: what Pydantic reports as `input` for `missing`. */
 function parentOf(source: unknown, path: (string | number)[]): unknown {
   let value: unknown = source;
@@ -162,26 +174,59 @@ function joinAlternatives(values: string[]): string {
   return `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`;
 }
 
-/** The reason text of Pydantic's `uuid_parsing`, which comes from the Rust `uuid` crate. */
+/**
+ * The canonical form (lower-case, hyphenated) of a UUID written in any form Pydantic v2 accepts, or
+ * undefined. Pydantic parses with the Rust `uuid` crate: 32 hex digits, or the hyphenated form bare,
+ * in braces or after `urn:uuid:`; hex digits in any case.
+ */
+export function canonicalUuid(text: string): string | undefined {
+  const hyphenated = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  let digits: string | undefined;
+  if (/^[0-9a-f]{32}$/i.test(text)) digits = text;
+  else {
+    const inner =
+      text.length === 38 && text.startsWith("{") && text.endsWith("}")
+        ? text.slice(1, -1)
+        : text.startsWith("urn:uuid:")
+          ? text.slice("urn:uuid:".length)
+          : text;
+    if (hyphenated.test(inner)) digits = inner.replaceAll("-", "");
+  }
+  if (!digits) return undefined;
+  const hex = digits.toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * The reason text of Pydantic's `uuid_parsing` for a string `canonicalUuid` refuses, as the `uuid`
+ * crate words it, with one correction: for a last group of the wrong length the crate counts the
+ * braces or the `urn:uuid:` prefix into the group; here the group is measured, so the text is true.
+ */
 export function describeUuidProblem(text: string): string {
-  const body = text.startsWith("urn:uuid:") ? text.slice("urn:uuid:".length) : text;
-  for (let index = 0; index < body.length; index++) {
-    const char = body.charAt(index);
-    if (!/[0-9a-fA-F-]/.test(char)) {
-      return `invalid character: expected an optional prefix of \`urn:uuid:\` followed by [0-9a-fA-F-], found \`${char}\` at ${index + 1}`;
+  const braced = text.length >= 2 && text.startsWith("{") && text.endsWith("}");
+  const urn = !braced && text.startsWith("urn:uuid:");
+  const body = braced ? text.slice(1, -1) : urn ? text.slice("urn:uuid:".length) : text;
+  const offset = braced ? 1 : urn ? "urn:uuid:".length : 0;
+  const bounds: number[] = [];
+  let index = 0;
+  for (const char of body) {
+    if (char === "-") bounds.push(index);
+    else if (!/^[0-9a-fA-F]$/.test(char)) {
+      return `invalid character: expected an optional prefix of \`urn:uuid:\` followed by [0-9a-fA-F-], found \`${char}\` at ${index + offset + 1}`;
+    }
+    index += char.length;
+  }
+  if (bounds.length === 0 && !braced && !urn) {
+    return `invalid length: expected length 32 for simple format, found ${text.length}`;
+  }
+  if (bounds.length !== 4) return `invalid group count: expected 5, found ${bounds.length + 1}`;
+  const starts = [0, 9, 14, 19, 24];
+  const expected = [8, 4, 4, 4, 12];
+  for (let group = 0; group < 4; group++) {
+    const start = starts[group] ?? 0;
+    if (bounds[group] !== (starts[group + 1] ?? 0) - 1) {
+      return `invalid group length in group ${group}: expected ${expected[group]}, found ${(bounds[group] ?? 0) - start}`;
     }
   }
-  const groups = body.split("-");
-  if (groups.length === 1) {
-    return `invalid length: expected length 32 for simple format, found ${body.length}`;
-  }
-  if (groups.length !== 5) return `invalid group count: expected 5, found ${groups.length}`;
-  const expectedLengths = [8, 4, 4, 4, 12];
-  for (const [index, group] of groups.entries()) {
-    const expected = expectedLengths[index] ?? 0;
-    if (group.length !== expected) {
-      return `invalid group length in group ${index}: expected ${expected}, found ${group.length}`;
-    }
-  }
-  return "invalid format";
+  return `invalid group length in group 4: expected 12, found ${body.length - 24}`;
 }

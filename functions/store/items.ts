@@ -147,7 +147,8 @@ export interface ApiKeyRecord {
 export type EngineConfig =
   | { kind: "scripted" }
   | { kind: "bedrock"; modelId: string }
-  | { kind: "openai"; baseUrl: string; model: string; apiKeySecret: string };
+  /** `apiKeySecret` names the secret holding the key; absent for servers that need none (a local Ollama). */
+  | { kind: "openai"; baseUrl: string; model: string; apiKeySecret?: string };
 
 export interface ChatbotRecord {
   chatbotId: string;

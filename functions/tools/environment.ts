@@ -5,19 +5,22 @@
  *   TOOL_CREDENTIALS_KEY_FILE    local runtime only: a 32-byte key file (`.local/tool-credentials.key`)
  *   TOOL_HTTP_ORIGIN_OVERRIDES   local runtime only: JSON {"https://real.origin": "http://127.0.0.1:port"}
  *                                sending a platform's requests to a local fake (the sample shop)
- *   TOOL_HTTP_ALLOW_PRIVATE      local runtime only: `1` lets tools reach loopback/private addresses
+ *   OUTBOUND_ALLOW_PRIVATE       local runtime only: the loopback `address:port` list of local fakes
+ *                                any outbound fetch may reach (net/outbound-address.ts); the fakes
+ *                                of TOOL_HTTP_ORIGIN_OVERRIDES must be on it
  *
- * The three local settings are ignored wherever `AWS_LAMBDA_FUNCTION_NAME` is set: Lambda always
- * sets it (a reserved variable no configuration can remove), so a deployed function can never be
- * pointed at a private address or another origin, nor decrypt with a key file.
+ * The local settings are ignored wherever `AWS_LAMBDA_FUNCTION_NAME` is set: Lambda always sets it
+ * (a reserved variable no configuration can remove), so a deployed function can never be pointed
+ * at a loopback address or another origin, nor decrypt with a key file.
  */
+import { allowListFromEnvironment } from "#functions/net/outbound-address";
 import { type EnvelopeKey, envelopeKeyFrom } from "#functions/secrets/envelope";
 import type { HttpGetOptions } from "#functions/tools/http-get";
 
 export interface ToolEnvironment {
   /** Absent: tools cannot be given credentials or use them. */
   credentialKey?: EnvelopeKey;
-  http: Pick<HttpGetOptions, "allowPrivateNetwork" | "originOverrides">;
+  http: Pick<HttpGetOptions, "allowPrivate" | "originOverrides">;
 }
 
 export function toolEnvironment(env: Readonly<Record<string, string | undefined>>): ToolEnvironment {
@@ -27,7 +30,8 @@ export function toolEnvironment(env: Readonly<Record<string, string | undefined>
     keyFile: "TOOL_CREDENTIALS_KEY_FILE",
   });
   const http: ToolEnvironment["http"] = {};
-  if (local && env.TOOL_HTTP_ALLOW_PRIVATE === "1") http.allowPrivateNetwork = true;
+  const allowPrivate = allowListFromEnvironment(env);
+  if (allowPrivate.length > 0) http.allowPrivate = allowPrivate;
   if (local && env.TOOL_HTTP_ORIGIN_OVERRIDES)
     http.originOverrides = parseOverrides(env.TOOL_HTTP_ORIGIN_OVERRIDES);
   return { ...(credentialKey ? { credentialKey } : {}), http };

@@ -7,8 +7,13 @@
  * says a 404 means "no such record"), 429 → rate_limited (waiting once if Retry-After is short and
  * fits before the deadline), 5xx and network → unavailable, time-out → timeout. Nothing from the
  * request (URL, headers: they may hold credentials) is ever put into a result.
+ *
+ * Requests go through the outbound client (net/outbound-http.ts), so every connection reaches only
+ * addresses the outbound-address guard accepts (refusals are `blocked_host`); redirects are never
+ * followed.
  */
-import { classifyHost, type ResolveHost, resolveWithDns } from "#functions/tools/host-guard";
+import { type AllowedEndpoint, BlockedAddressError, type ResolveHost } from "#functions/net/outbound-address";
+import { createOutboundClient, ResponseTooLargeError } from "#functions/net/outbound-http";
 import {
   parseRateLimit,
   parseRetryAfter,
@@ -44,7 +49,6 @@ export type HttpGetResult = HttpGetSuccess | LookupFailure;
 export type HttpGet = (request: HttpGetRequest) => Promise<HttpGetResult>;
 
 export interface HttpGetOptions {
-  fetch?: typeof globalThis.fetch;
   now?: () => number;
   /** Upper bound for one request, before the deadline shortens it. */
   requestTimeoutMs?: number;
@@ -53,9 +57,10 @@ export interface HttpGetOptions {
   maxResponseBytes?: number;
   /** Longest Retry-After worth waiting for once inside a turn. */
   maxRetryWaitMs?: number;
-  /** Local fakes and demos only: allow loopback and private addresses. */
-  allowPrivateNetwork?: boolean;
-  resolveHost?: ResolveHost;
+  /** Local fakes and demos only: the loopback endpoints of the fakes (see ConnectGuardOptions). */
+  allowPrivate?: readonly AllowedEndpoint[];
+  /** Resolves host names (tests; default: the system resolver). */
+  resolve?: ResolveHost;
   /** Local fakes and demos only: send requests for an origin to another one ("https://x.example" → "http://127.0.0.1:5000"). */
   originOverrides?: Readonly<Record<string, string>>;
 }
@@ -66,31 +71,6 @@ const DEFAULTS = {
   maxResponseBytes: 1_048_576,
   maxRetryWaitMs: 2_000,
 };
-
-class ResponseTooLarge extends Error {}
-
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel();
-    throw new ResponseTooLarge();
-  }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
@@ -108,13 +88,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const send = createOutboundClient({
+    ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
   const now = options.now ?? Date.now;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
   const margin = options.deadlineMarginMs ?? DEFAULTS.deadlineMarginMs;
   const maxBytes = options.maxResponseBytes ?? DEFAULTS.maxResponseBytes;
   const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs;
-  const resolveHost = options.resolveHost ?? resolveWithDns;
   const overrides = options.originOverrides ?? {};
 
   function target(url: URL): URL {
@@ -128,17 +110,16 @@ export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
     if (budget <= 0 || request.signal.aborted) return { kind: "timeout" };
     const signal = AbortSignal.any([request.signal, AbortSignal.timeout(budget)]);
     try {
-      const response = await fetchImpl(url, {
-        method: "GET",
+      const response = await send({
+        url,
         headers: { accept: "application/json", ...request.headers },
-        redirect: "manual",
         signal,
       });
       const rate = parseRateLimit(response.headers);
       const withRate = rate ? { rate } : {};
       const { status } = response;
       if (status >= 200 && status < 300) {
-        const bytes = await readCapped(response, maxBytes);
+        const bytes = await response.read(maxBytes);
         const body = new TextDecoder().decode(bytes).trim();
         if (body === "") return { kind: "ok", status, body: null, ...withRate };
         try {
@@ -147,7 +128,7 @@ export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
           return { kind: "unavailable", reason: "invalid_response" };
         }
       }
-      await response.body?.cancel();
+      response.discard();
       if (status === 401 || status === 403) return { kind: "auth_failed" };
       if (status === 404 && request.notFoundOn404) return { kind: "not_found" };
       if (status === 429) {
@@ -161,7 +142,8 @@ export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
       if (status >= 500) return { kind: "unavailable", reason: "server_error" };
       return { kind: "unavailable", reason: "unexpected_status" };
     } catch (error) {
-      if (error instanceof ResponseTooLarge) return { kind: "unavailable", reason: "too_large" };
+      if (error instanceof ResponseTooLargeError) return { kind: "unavailable", reason: "too_large" };
+      if (error instanceof BlockedAddressError) return { kind: "unavailable", reason: "blocked_host" };
       if (signal.aborted) return { kind: "timeout" };
       return { kind: "unavailable", reason: "network" };
     }
@@ -183,11 +165,6 @@ export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
       throw new TypeError("http-get takes credentials in headers, never in the URL");
     }
     const url = target(request.url);
-    if (!options.allowPrivateNetwork) {
-      const verdict = await classifyHost(url.hostname, resolveHost);
-      if (verdict === "private") return { kind: "unavailable", reason: "blocked_host" };
-      if (verdict === "unresolved") return { kind: "unavailable", reason: "network" };
-    }
     const first = await once(request, url);
     if (first.kind !== "rate_limited" || first.retryAfterSeconds === undefined) return first;
     const waitMs = Math.ceil(first.retryAfterSeconds * 1000);

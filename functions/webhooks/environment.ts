@@ -3,7 +3,8 @@
  *
  *   WEBHOOK_SECRETS_KEY_ID     KMS key sealing signing secrets (set by the stack)
  *   WEBHOOK_SECRETS_KEY_FILE   local runtime only: a 32-byte key file instead (`.local/webhook-secrets.key`)
- *   WEBHOOK_ALLOW_PRIVATE      local runtime only: `host:port,…` endpoints that may be private http
+ *   OUTBOUND_ALLOW_PRIVATE     local runtime only: the shared allow list of loopback `address:port`
+ *                              endpoints (net/outbound-address.ts); such an endpoint may be plain http
  *   WEBHOOK_QUEUE_URL          the delivery queue (webhooks/queue.ts)
  *   WEBHOOK_* timings          webhooks/timings.ts
  * The local-only settings are ignored wherever AWS_LAMBDA_FUNCTION_NAME is set (always, on Lambda).

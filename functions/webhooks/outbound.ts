@@ -1,53 +1,56 @@
 /**
- * The only way a webhook leaves: one POST, no redirects followed (a 3xx is an answer, and a
- * failure), a time limit for the whole exchange, the first 1 KB of the answer kept, and the
- * outbound-address check on every attempt (an endpoint's DNS can change after it was registered).
+ * The only way a webhook leaves: one POST through the service's outbound client
+ * (net/outbound-http.ts), whose guard checks the address every connection actually goes to, at
+ * connect time, on every attempt (an endpoint's DNS can change after it was registered). No
+ * redirect is followed (a 3xx is an answer, and a failure), one time limit covers the whole
+ * exchange, and the first 1 KB of the answer is kept.
  *
- * Endpoints are https on a public address. The local runtime and tests may name exact `host:port`
- * pairs (WEBHOOK_ALLOW_PRIVATE, ignored in a Lambda) that may be private and plain http, so local
- * receivers can get deliveries.
- *
- * The address check is `addressAllowed` below, the one place to switch to the shared outbound guard.
+ * Endpoints are https on a public address. The local runtime and tests may name exact loopback
+ * `address:port` pairs (OUTBOUND_ALLOW_PRIVATE, ignored in a Lambda, net/outbound-address.ts); such
+ * an endpoint may also be plain http, so local receivers can get deliveries.
  */
-import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { isPublicAddress } from "#functions/agent/public-address";
-
-export interface HostPort {
-  host: string;
-  port: number;
-}
+import {
+  type AllowedEndpoint,
+  allowListFromEnvironment,
+  BlockedAddressError,
+  checkEndpoint,
+  type ResolveHost,
+  systemResolve,
+} from "#functions/net/outbound-address";
+import { createOutboundClient, type OutboundSend } from "#functions/net/outbound-http";
 
 export interface OutboundPolicy {
-  /** Exact host:port pairs that may be private and plain http (local runtime and tests only). */
-  allowPrivate: readonly HostPort[];
+  /** Exact loopback endpoints that may be reached, and over plain http (local runtime and tests only). */
+  allowPrivate: readonly AllowedEndpoint[];
   /** Resolves a host to all its addresses (tests inject one). */
-  resolve?: (host: string) => Promise<string[]>;
+  resolve?: ResolveHost;
 }
 
 export const publicOnly: OutboundPolicy = { allowPrivate: [] };
 
-/** WEBHOOK_ALLOW_PRIVATE=`127.0.0.1:4000,…`, honoured only where no Lambda runs. */
+/** The shared allow list (OUTBOUND_ALLOW_PRIVATE), honoured only where no Lambda runs. */
 export function outboundPolicyFromEnvironment(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): OutboundPolicy {
-  const list = env.AWS_LAMBDA_FUNCTION_NAME === undefined ? env.WEBHOOK_ALLOW_PRIVATE?.trim() : undefined;
-  if (!list) return publicOnly;
-  return {
-    allowPrivate: list.split(",").map((entry) => {
-      const [host = "", port = ""] = entry.trim().split(/:(?=\d+$)/);
-      return { host: host.toLowerCase(), port: Number(port) };
-    }),
-  };
+  return { allowPrivate: allowListFromEnvironment(env) };
 }
 
 function portOf(url: URL): number {
   return Number(url.port || (url.protocol === "https:" ? 443 : 80));
 }
 
+const unbracket = (host: string) => host.replace(/^\[|\]$/g, "");
+
+/** An IP literal the allow list names exactly (with its port): private, and allowed anyway. */
 function allowListed(url: URL, policy: OutboundPolicy): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return policy.allowPrivate.some((entry) => entry.host === host && entry.port === portOf(url));
+  const host = unbracket(url.hostname);
+  const port = portOf(url);
+  return (
+    isIP(host) !== 0 &&
+    !checkEndpoint(host, port).allowed &&
+    checkEndpoint(host, port, policy.allowPrivate).allowed
+  );
 }
 
 export type UrlProblem =
@@ -57,7 +60,10 @@ export type UrlProblem =
   | "blocked_address"
   | "unresolved";
 
-/** Whether a URL may be an endpoint: its shape (https, no user info) and its address. */
+/**
+ * Whether a URL may be an endpoint: its shape (https, no user info) and, as registered now, its
+ * addresses. Deliveries are checked again at connect time whatever this said.
+ */
 export async function checkEndpointUrl(raw: string, policy: OutboundPolicy): Promise<UrlProblem | undefined> {
   let url: URL;
   try {
@@ -68,24 +74,22 @@ export async function checkEndpointUrl(raw: string, policy: OutboundPolicy): Pro
   if (url.username !== "" || url.password !== "") return "credentials_in_url";
   const listed = allowListed(url, policy);
   if (url.protocol !== "https:" && !(listed && url.protocol === "http:")) return "not_https";
-  return addressAllowed(url, policy);
-}
-
-/** The outbound-address check: every address the host has must be public, unless allow-listed. */
-async function addressAllowed(url: URL, policy: OutboundPolicy): Promise<UrlProblem | undefined> {
-  if (allowListed(url, policy)) return undefined;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (isIP(host)) return isPublicAddress(host) ? undefined : "blocked_address";
-  let addresses: string[];
-  try {
-    addresses = policy.resolve
-      ? await policy.resolve(host)
-      : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-  } catch {
-    return "unresolved";
+  const host = unbracket(url.hostname);
+  const port = portOf(url);
+  let addresses: readonly string[];
+  if (isIP(host) !== 0) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = (await (policy.resolve ?? systemResolve)(host)).map((entry) => entry.address);
+    } catch {
+      return "unresolved";
+    }
   }
   if (addresses.length === 0) return "unresolved";
-  return addresses.every(isPublicAddress) ? undefined : "blocked_address";
+  return addresses.every((address) => checkEndpoint(address, port, policy.allowPrivate).allowed)
+    ? undefined
+    : "blocked_address";
 }
 
 export interface WebhookPost {
@@ -102,51 +106,54 @@ export type PostOutcome =
 /** Bytes of the answer kept with the attempt. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
-export async function postWebhook(request: WebhookPost, policy: OutboundPolicy): Promise<PostOutcome> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const url = new URL(request.url);
-  const problem = await checkEndpointUrl(request.url, policy);
-  if (problem === "unresolved") return { kind: "network", latencyMs: elapsed() };
-  if (problem) return { kind: "blocked_address", latencyMs: elapsed() };
-  const signal = AbortSignal.timeout(request.timeoutMs);
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...request.headers },
-      body: request.body,
-      redirect: "manual",
-      signal,
-    });
-    const excerpt = await readExcerpt(response, signal);
-    return { kind: "answered", status: response.status, latencyMs: elapsed(), response: excerpt };
-  } catch {
-    return { kind: signal.aborted ? "timeout" : "network", latencyMs: elapsed() };
-  }
+export type PostWebhook = (request: WebhookPost) => Promise<PostOutcome>;
+
+/** The delivery POST for a policy; one outbound client (and its connection pool) per policy. */
+export function createWebhookPoster(policy: OutboundPolicy): PostWebhook {
+  const send: OutboundSend = createOutboundClient({
+    allowPrivate: policy.allowPrivate,
+    ...(policy.resolve ? { resolve: policy.resolve } : {}),
+  });
+  return async (request) => {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const url = new URL(request.url);
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && allowListed(url, policy))) {
+      return { kind: "blocked_address", latencyMs: elapsed() };
+    }
+    const signal = AbortSignal.timeout(request.timeoutMs);
+    try {
+      const response = await send({
+        url,
+        method: "POST",
+        headers: { "content-type": "application/json", ...request.headers },
+        body: request.body,
+        signal,
+      });
+      // The status decides; a body still arriving when time runs out only loses the excerpt.
+      const excerpt = await response.readPrefix(RESPONSE_EXCERPT_BYTES).catch(() => new Uint8Array());
+      return {
+        kind: "answered",
+        status: response.status,
+        latencyMs: elapsed(),
+        response: new TextDecoder().decode(excerpt),
+      };
+    } catch (error) {
+      if (error instanceof BlockedAddressError || hasBlockedCause(error)) {
+        return { kind: "blocked_address", latencyMs: elapsed() };
+      }
+      return { kind: signal.aborted ? "timeout" : "network", latencyMs: elapsed() };
+    }
+  };
 }
 
-/**
- * The first 1 KB of the body (as UTF-8 text); the rest is not read. The status decides the
- * outcome, so a body still trickling in when time runs out only shortens the excerpt.
- */
-async function readExcerpt(response: Response, signal: AbortSignal): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    while (total < RESPONSE_EXCERPT_BYTES && !signal.aborted) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      total += value.byteLength;
-    }
-  } catch {
-    // Aborted or cut off mid-body: keep what arrived.
-  } finally {
-    await reader.cancel().catch(() => undefined);
+function hasBlockedCause(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (
+      cause instanceof BlockedAddressError ||
+      (cause as { code?: unknown }).code === "ERR_OUTBOUND_ADDRESS_BLOCKED"
+    )
+      return true;
   }
-  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
-  // A multi-byte character cut at the limit decodes as U+FFFD, which is fine for an excerpt.
-  return new TextDecoder().decode(bytes);
+  return false;
 }

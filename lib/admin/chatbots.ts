@@ -27,6 +27,7 @@ const settingOptions = {
   "base-url": { type: "string" },
   model: { type: "string" },
   "api-key-secret": { type: "string" },
+  "no-api-key": { type: "boolean" },
 } as const;
 
 const settingHelp = {
@@ -43,12 +44,24 @@ const settingHelp = {
     "openai: the OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
   model: "openai: model name",
   "api-key-secret":
-    "openai: name of the secret holding the API key (Secrets Manager on AWS, MODEL_SECRET_<NAME> or .local/secrets/<name> locally)",
+    "openai: name of the secret holding the API key, for servers that need one (Secrets Manager on AWS, MODEL_SECRET_<NAME> or .local/secrets/<name> locally); kept while --base-url stays the same",
+  "no-api-key": "openai: the server needs no key (a local Ollama, say): drop the configured --api-key-secret",
 };
+
+/** Options that only mean something with --engine. */
+const engineOptions = ["model-id", "base-url", "model", "api-key-secret", "no-api-key"] as const;
 
 function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig | undefined {
   const kind = optional(input, "engine");
-  if (kind === undefined) return undefined;
+  if (kind === undefined) {
+    const given = engineOptions.filter((option) => input.values[option] !== undefined);
+    if (given.length > 0) {
+      throw new AppError("invalid_argument", {
+        detail: `${given.map((option) => `--${option}`).join(", ")} only apply with --engine`,
+      });
+    }
+    return undefined;
+  }
   switch (kind) {
     case "scripted":
       return { kind };
@@ -59,18 +72,20 @@ function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig |
           optional(input, "model-id") ??
           (current?.kind === "bedrock" ? current.modelId : required(input, "model-id")),
       };
-    case "openai":
-      return {
-        kind,
-        baseUrl:
-          optional(input, "base-url") ??
-          (current?.kind === "openai" ? current.baseUrl : required(input, "base-url")),
-        model:
-          optional(input, "model") ?? (current?.kind === "openai" ? current.model : required(input, "model")),
-        apiKeySecret:
-          optional(input, "api-key-secret") ??
-          (current?.kind === "openai" ? current.apiKeySecret : required(input, "api-key-secret")),
-      };
+    case "openai": {
+      const previous = current?.kind === "openai" ? current : undefined;
+      const baseUrl = optional(input, "base-url") ?? previous?.baseUrl ?? required(input, "base-url");
+      const model = optional(input, "model") ?? previous?.model ?? required(input, "model");
+      const secret = optional(input, "api-key-secret");
+      const noKey = input.values["no-api-key"] === true;
+      if (secret !== undefined && noKey) {
+        throw new AppError("invalid_argument", { detail: "Give --api-key-secret or --no-api-key, not both" });
+      }
+      // A key belongs to its server: it is kept only while the base URL stays the same.
+      const apiKeySecret =
+        secret ?? (noKey || previous?.baseUrl !== baseUrl ? undefined : previous.apiKeySecret);
+      return { kind, baseUrl, model, ...(apiKeySecret === undefined ? {} : { apiKeySecret }) };
+    }
     default:
       throw new AppError("invalid_argument", { detail: "--engine must be scripted, bedrock or openai" });
   }

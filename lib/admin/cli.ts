@@ -33,18 +33,45 @@ export interface CliIo {
   localDirectory: string;
 }
 
-/** Returns the process exit code: 0 done, 1 the command failed, 2 usage error. */
+const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || arg === "help";
+
+/**
+ * Returns the process exit code: 0 done (and every `--help`), 1 the command failed, 2 usage error:
+ * an unknown group, command or option, or a missing or invalid value (`invalid_argument`).
+ */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const json = argv.includes("--json");
+  /** A usage error: the message and the help that shows the right usage (Format A with --json). */
+  const usage = (message: string, rightUsage: string): number => {
+    if (json)
+      io.out(JSON.stringify(toFormatA(new AppError("invalid_argument", { detail: message })).body, null, 2));
+    else io.err(`${message}\n\n${rightUsage}`);
+    return 2;
+  };
   const [group, name, ...rest] = argv;
-  if (!group || group === "--help" || group === "-h" || group === "help") {
-    io.out(overview());
-    return group ? 0 : 2;
-  }
-  const command = commands.find((candidate) => candidate.group === group && candidate.name === name);
-  if (!command) {
-    io.err(`Unknown command: ${[group, name].filter(Boolean).join(" ")}\n\n${overview()}`);
+  if (group === undefined) {
+    io.err(overview());
     return 2;
   }
+  if (isHelp(group)) {
+    // `help`, `help <group>`, `help <group> <command>` (and the same with --help)
+    const [helpGroup, helpName] = argv.slice(1).filter((arg) => !isHelp(arg));
+    if (helpGroup === undefined) return help(io, overview());
+    if (!groupNames().includes(helpGroup)) return usage(`Unknown command group: ${helpGroup}`, overview());
+    if (helpName === undefined) return help(io, groupHelp(helpGroup));
+    const command = findCommand(helpGroup, helpName);
+    if (!command) return usage(`Unknown command: ${helpGroup} ${helpName}`, groupHelp(helpGroup));
+    return help(io, commandHelp(command));
+  }
+  if (!groupNames().includes(group)) return usage(`Unknown command group: ${group}`, overview());
+  if (isHelp(name)) return help(io, groupHelp(group));
+  if (name === undefined || name.startsWith("-")) {
+    return usage(`Missing command: npm run admin -- ${group} <command>`, groupHelp(group));
+  }
+  const command = findCommand(group, name);
+  if (!command) return usage(`Unknown command: ${group} ${name}`, groupHelp(group));
+  if (rest.some((arg) => arg === "--help" || arg === "-h")) return help(io, commandHelp(command));
+
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -54,30 +81,45 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       strict: true,
     });
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${commandHelp(command)}`);
-    return 2;
+    return usage(error instanceof Error ? error.message : String(error), commandHelp(command));
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  if (values.help) {
-    io.out(commandHelp(command));
-    return 0;
+  const expected = command.positionals ?? [];
+  if (parsed.positionals.length > expected.length) {
+    const extra = parsed.positionals.slice(expected.length).join(" ");
+    return usage(`Unexpected argument: ${extra}`, commandHelp(command));
   }
-  const json = values.json === true;
   try {
     const ctx = adminContext(values, io);
     const result = await command.run(ctx, { values, positionals: parsed.positionals });
     io.out(json ? JSON.stringify(result, null, 2) : readable(result));
     return 0;
   } catch (error) {
+    const invalidArgument = error instanceof AppError && error.code === "invalid_argument";
     if (json) {
       io.out(JSON.stringify(toFormatA(error).body, null, 2));
+    } else if (invalidArgument) {
+      io.err(`Error (${error.code}): ${error.message}\n\nSee: npm run admin -- ${group} ${name} --help`);
     } else if (error instanceof AppError) {
       io.err(`Error (${error.code}): ${error.message}`);
     } else {
       io.err(`Error: ${error instanceof Error ? error.message : String(error)}`);
     }
-    return 1;
+    return invalidArgument ? 2 : 1;
   }
+}
+
+function help(io: CliIo, text: string): number {
+  io.out(text);
+  return 0;
+}
+
+function groupNames(): string[] {
+  return [...new Set(commands.map((command) => command.group))];
+}
+
+function findCommand(group: string, name: string): Command | undefined {
+  return commands.find((candidate) => candidate.group === group && candidate.name === name);
 }
 
 function adminContext(values: Record<string, string | boolean | undefined>, io: CliIo): AdminContext {
@@ -113,35 +155,59 @@ function adminContext(values: Record<string, string | boolean | undefined>, io: 
   };
 }
 
+function commandList(group?: string): string[] {
+  return commands
+    .filter((command) => group === undefined || command.group === group)
+    .map((command) => `  ${`${command.group} ${command.name}`.padEnd(24)} ${command.summary}`);
+}
+
+const globalHelp = [
+  "Every command takes:",
+  '  --json            print JSON (errors as {"error":{code,message,details}})',
+  "  --table <name>    a deployed stage's table (needs AWS credentials; also TABLE_NAME); default: the local runtime",
+  "  --region <name>   AWS region of that table (default: AWS_REGION)",
+  "  --help, -h        help for a group or a command",
+  "",
+  "Exit codes: 0 done, 1 the command failed, 2 usage error (unknown command or option, missing or invalid value).",
+];
+
 function overview(): string {
-  const lines = commands.map(
-    (command) => `  ${`${command.group} ${command.name}`.padEnd(24)} ${command.summary}`,
-  );
   return [
     "Usage: npm run admin -- <group> <command> [options]",
+    "       npm run admin -- <group> --help",
+    "       npm run admin -- <group> <command> --help",
     "",
     "Commands:",
-    ...lines,
+    ...commandList(),
     "",
-    "Every command takes:",
-    '  --json            print JSON (errors as {"error":{code,message,details}})',
-    "  --table <name>    a deployed stage's table (needs AWS credentials; also TABLE_NAME); default: the local runtime",
-    "  --region <name>   AWS region of that table (default: AWS_REGION)",
-    "  --help            help for one command",
+    ...globalHelp,
+  ].join("\n");
+}
+
+function groupHelp(group: string): string {
+  return [
+    `Usage: npm run admin -- ${group} <command> [options]`,
+    "",
+    "Commands:",
+    ...commandList(group),
+    "",
+    `Help for one command: npm run admin -- ${group} <command> --help`,
   ].join("\n");
 }
 
 function commandHelp(command: Command): string {
   const positionals = (command.positionals ?? []).map((name) => ` <${name}>`).join("");
-  const options = Object.keys(command.options).map(
-    (option) => `  --${option.padEnd(20)} ${command.help[option] ?? ""}`,
-  );
+  const options = Object.entries(command.options).map(([option, config]) => {
+    const flag = config.type === "string" ? `--${option} <value>` : `--${option}`;
+    return `  ${flag.padEnd(30)} ${command.help[option] ?? ""}`;
+  });
   return [
     `Usage: npm run admin -- ${command.group} ${command.name}${positionals} [options]`,
     "",
     command.summary,
+    ...(options.length > 0 ? ["", "Options:", ...options] : []),
     "",
-    ...options,
+    ...globalHelp,
   ].join("\n");
 }
 

@@ -8,7 +8,9 @@
  *  - Lambda authorizer (simple responses): identity-source pre-check (401 without invoking),
  *    `isAuthorized:false` → 403, thrown `Unauthorized` → 401, other failures or > 10 s → 500,
  *    results cached per identity-source values for the configured TTL, context handed to the
- *    integration at `requestContext.authorizer.lambda` with its JSON types;
+ *    integration at `requestContext.authorizer.lambda` with its JSON types (or, with
+ *    `authorizerContext: "strings"`, every value as a string: no AWS document promises the
+ *    types survive, so integrations are tested against both);
  *  - the 2.0 event: lower-cased headers, repeated headers and query values comma-joined, cookies
  *    moved out of the headers, decoded path and query parameters, empty fields omitted, base64
  *    bodies for non-text content types, a full requestContext;
@@ -63,12 +65,18 @@ export interface EmulatedAuthorizer {
 export interface EmulatorOptions {
   routes: readonly EmulatedRoute[];
   defaultRoute?: EmulatedFunction;
+  /** The authorizer runs on the `$default` route too. */
+  defaultRouteAuthorized?: boolean;
   authorizer?: EmulatedAuthorizer;
   host?: string;
   port?: number;
   /** HTTP API integration timeout (max 30 s). */
   integrationTimeoutMs?: number;
+  /** How the authorizer's context reaches integrations: with its JSON types (default) or as strings. */
+  authorizerContext?: AuthorizerContextShape;
 }
+
+export type AuthorizerContextShape = "typed" | "strings";
 
 export interface RunningEmulator {
   baseUrl: string;
@@ -152,9 +160,12 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
       apiId,
       pathParameters: matched?.params,
     });
-    if (matched?.route.authorized && options.authorizer) {
+    const authorized = matched ? matched.route.authorized : options.defaultRouteAuthorized === true;
+    if (authorized && options.authorizer) {
       const context = await authorize(options.authorizer, event);
-      (event.requestContext as Record<string, unknown>).authorizer = { lambda: context };
+      (event.requestContext as Record<string, unknown>).authorizer = {
+        lambda: options.authorizerContext === "strings" ? stringValues(context) : context,
+      };
     }
     const payloadSize = Buffer.byteLength(JSON.stringify(event));
     if (payloadSize > MAX_LAMBDA_PAYLOAD_BYTES) throw gateway.tooLarge();
@@ -221,6 +232,17 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
         server.closeAllConnections();
       }),
   };
+}
+
+/** The context as a gateway that stringifies values would pass it: `1` → `"1"`, `true` → `"true"`. */
+function stringValues(context: unknown): unknown {
+  if (context === null || typeof context !== "object") return context;
+  return Object.fromEntries(
+    Object.entries(context).map(([key, value]) => [
+      key,
+      typeof value === "object" && value !== null ? JSON.stringify(value) : String(value),
+    ]),
+  );
 }
 
 // ---------- the event ----------

@@ -6,22 +6,25 @@
  * (fauxqs) with the stack's queues, and an emulator of Lambda's SQS event source mapping.
  *
  * Webhooks locally: signing secrets are sealed with a key file instead of KMS
- * (WEBHOOK_SECRETS_KEY_FILE, default .local/webhook-secrets.key); endpoints on 127.0.0.1 over http
- * are accepted for the exact host:port pairs in WEBHOOK_ALLOW_PRIVATE; WEBHOOK_* timings compress
- * the retry schedule (functions/webhooks/timings.ts).
+ * (WEBHOOK_SECRETS_KEY_FILE, default .local/webhook-secrets.key); an endpoint on a loopback
+ * address:port named in OUTBOUND_ALLOW_PRIVATE is reachable, over plain http too; WEBHOOK_* timings
+ * compress the retry schedule (functions/webhooks/timings.ts).
  *
  * Look-up tools locally: credentials are sealed with a key file instead of KMS
  * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
- * platform fakes) answers for the platforms' real origins (TOOL_HTTP_ORIGIN_OVERRIDES, with
- * TOOL_HTTP_ALLOW_PRIVATE so tools may reach 127.0.0.1). Only this runtime sets those variables,
- * and the functions ignore them on Lambda. A caller that brings its own platforms (the test suite)
- * sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and no sample shop is started.
+ * platform fakes) answers for the platforms' real origins (TOOL_HTTP_ORIGIN_OVERRIDES). The
+ * outbound-address guard lets fetches reach exactly the fakes' loopback endpoints
+ * (OUTBOUND_ALLOW_PRIVATE: the caller's entries plus every override target), and nothing else on
+ * this machine. Only this runtime sets those variables, and the functions ignore them on Lambda. A
+ * caller that brings its own platforms (the test suite) sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and
+ * no sample shop is started.
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { describeError, log } from "#functions/log";
+import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
 import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
@@ -33,7 +36,11 @@ import {
   startDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { bundleFunctions, loadFunctions } from "./functions.ts";
-import { type RunningEmulator, startHttpApiEmulator } from "./http-api-emulator.ts";
+import {
+  type AuthorizerContextShape,
+  type RunningEmulator,
+  startHttpApiEmulator,
+} from "./http-api-emulator.ts";
 import { type RunningSqsEventSource, startSqsEventSource } from "./sqs-event-source.ts";
 import { type RunningSqs, startLocalSqs } from "./sqs-local.ts";
 import { type RunningStreamEventSource, startStreamEventSource } from "./stream-event-source.ts";
@@ -52,6 +59,8 @@ export interface LocalRuntimeOptions {
   tableName?: string;
   /** Extra environment for the functions (e.g. endpoints of local fakes). */
   environment?: Record<string, string>;
+  /** Hand the authorizer's context to the functions with its types (default) or as strings. */
+  authorizerContext?: AuthorizerContextShape;
 }
 
 export interface LocalRuntime {
@@ -69,6 +78,27 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
+/**
+ * The caller's allow-list entries plus the endpoint of every origin-override target on loopback
+ * (a target elsewhere needs no allowance if it is public, and gets none if it is not).
+ */
+function localAllowList(given: string | undefined, overrides: string): string {
+  const targets = Object.values(JSON.parse(overrides) as Record<string, string>).flatMap((target) => {
+    const url = new URL(target);
+    const endpoint = url.port ? url.host : `${url.host}:${url.protocol === "https:" ? 443 : 80}`;
+    try {
+      parseAllowedEndpoint(endpoint);
+      return [endpoint];
+    } catch {
+      return [];
+    }
+  });
+  return [...(given ? given.split(",") : []), ...targets]
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .join(",");
+}
+
 /** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
 export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
 /** Where local webhook signing secrets are sealed, unless WEBHOOK_SECRETS_KEY_FILE says otherwise. */
@@ -84,10 +114,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
     if (!ownPlatforms) shop = await startPlatformFakes();
+    const overrides = ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {});
     const toolEnvironment: Record<string, string> = {
       TOOL_CREDENTIALS_KEY_FILE: process.env.TOOL_CREDENTIALS_KEY_FILE ?? localToolKeyFile,
-      TOOL_HTTP_ALLOW_PRIVATE: "1",
-      TOOL_HTTP_ORIGIN_OVERRIDES: ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {}),
+      TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
+      OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };
     dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
     const dynamoDb = new DynamoDBClient({
@@ -110,9 +141,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       WEBHOOK_SECRETS_KEY_FILE: process.env.WEBHOOK_SECRETS_KEY_FILE ?? localWebhookKeyFile,
       WEBHOOK_QUEUE_URL: queueUrl(queues.webhookDeliveries.id),
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-      ...(process.env.WEBHOOK_ALLOW_PRIVATE
-        ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE }
-        : {}),
     };
 
     // The functions run in this process and read their configuration from its environment, as
@@ -145,6 +173,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     emulator = await startHttpApiEmulator({
       port: options.port,
       ...(options.host ? { host: options.host } : {}),
+      ...(options.authorizerContext ? { authorizerContext: options.authorizerContext } : {}),
       routes: routes.map((route) => ({
         method: route.method,
         path: route.path,
@@ -152,6 +181,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         authorized: route.auth === "apiKey",
       })),
       defaultRoute: fn(routeMiss.id),
+      defaultRouteAuthorized: routeMiss.auth === "apiKey",
       authorizer: {
         fn: fn(authorizer.id),
         identitySource: authorizerSettings.identitySource,

@@ -21,7 +21,7 @@ export class ChatbotConversationApi implements ICredentialType {
 	};
 
 	documentationUrl =
-		'https://github.com/chatbot-conversation-api/n8n-nodes-chatbot-conversation?tab=readme-ov-file#credentials';
+		'https://github.com/chatbot-conversation-api/chatbot-conversation-api/tree/main/n8n-nodes-chatbot-conversation#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -42,7 +42,7 @@ export class ChatbotConversationApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				'API key of your organization, from the API section of the dashboard settings. Sent as a Bearer token.',
+				"Your organization's API key (it starts with cbk_). Ask your organization's administrator for one: they create keys with the API's operator CLI. Sent as a Bearer token.",
 		},
 	];
 

@@ -5,8 +5,9 @@
  *     e2e/.work/harness (only when the lockfile changed since the last install);
  *  2. starts the local runtime of the API (`npm start -- --ephemeral --port 0 --demo-file …`),
  *     unless CHATBOT_API_BASE_URL, CHATBOT_API_KEY and CHATBOT_ID name a running API;
- *  3. installs the built package (package.json + dist/) into a fresh n8n user folder the way
- *     n8n installs a community package (~/.n8n/nodes/node_modules/n8n-nodes-chatbot-conversation);
+ *  3. checks that `npm publish --dry-run` passes, packs the package with `npm pack` (prepack builds
+ *     dist/) and installs that tarball into a fresh n8n user folder as README tells users to:
+ *     `cd ~/.n8n/nodes && npm install --omit=peer <package>`;
  *  4. imports two credentials (the demo key and a wrong key) and e2e/workflow.json, runs the
  *     workflow with `n8n execute`, and checks every node's output;
  *  5. runs e2e/agent-workflow.json: n8n's AI Agent, its OpenAI Chat Model pointed at a scripted
@@ -18,10 +19,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-	cpSync,
 	existsSync,
 	mkdirSync,
 	mkdtempSync,
+	readdirSync,
 	readFileSync,
 	rmSync,
 	writeFileSync,
@@ -264,34 +265,70 @@ function n8nEnv(userFolder: string, extra: Record<string, string> = {}): NodeJS.
 	});
 }
 
-/** Installs the package as n8n installs a community package: package.json + dist only. */
-function installPackage(userFolder: string): void {
-	const target = join(
-		userFolder,
-		'.n8n',
-		'nodes',
-		'node_modules',
-		'n8n-nodes-chatbot-conversation',
+/**
+ * What a user gets: the package packed as `npm publish` would pack it (prepack builds dist/ from the
+ * sources), installed from that tarball into n8n's community-nodes folder with README's command,
+ * `cd ~/.n8n/nodes && npm install --omit=peer <package>`. n8n loads every n8n-nodes-* package there.
+ */
+async function installPackedPackage(userFolder: string, workDir: string): Promise<void> {
+	const dryRun = await run('npm', ['publish', '--dry-run'], {
+		cwd: packageDir,
+		timeoutMs: 180_000,
+	});
+	check(
+		dryRun.code === 0,
+		'npm publish --dry-run passes (what a release would publish)',
+		dryRun.stderr.slice(-2000),
 	);
-	const dist = join(packageDir, 'dist');
-	if (!existsSync(join(dist, 'nodes', 'ChatbotConversation', 'ChatbotConversation.node.js'))) {
-		throw new Error(
-			'dist/ is missing: run `npm run build` in n8n-nodes-chatbot-conversation first',
-		);
+
+	const packDir = join(workDir, 'pack');
+	mkdirSync(packDir, { recursive: true });
+	const packed = await run('npm', ['pack', '--pack-destination', packDir], {
+		cwd: packageDir,
+		timeoutMs: 180_000,
+	});
+	const tarball = readdirSync(packDir).find((file) => file.endsWith('.tgz'));
+	if (packed.code !== 0 || !tarball) {
+		throw new Error(`npm pack failed (exit ${packed.code}):\n${packed.stdout}\n${packed.stderr}`);
 	}
-	mkdirSync(target, { recursive: true });
-	cpSync(join(packageDir, 'package.json'), join(target, 'package.json'));
-	cpSync(dist, join(target, 'dist'), { recursive: true });
-	const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
-		version: string;
-	};
+	const listed = await run('tar', ['-tzf', join(packDir, tarball)], {
+		cwd: packDir,
+		timeoutMs: 30_000,
+	});
+	const files = listed.stdout.split('\n').filter((line) => line !== '');
+	const published = /^package\/(dist\/.+|package\.json|README\.md|LICENSE\.md)$/;
+	check(
+		files.includes('package/dist/nodes/ChatbotConversation/ChatbotConversation.node.js') &&
+			files.every((file) => published.test(file)),
+		'the tarball holds the built node, README, licence and package.json, and nothing else',
+		files.filter((file) => !published.test(file)),
+	);
+
+	const nodesDir = join(userFolder, '.n8n', 'nodes');
+	mkdirSync(nodesDir, { recursive: true });
+	// What n8n writes there at its first start; a user's first `npm install` there would create one too.
 	writeFileSync(
-		join(userFolder, '.n8n', 'nodes', 'package.json'),
-		JSON.stringify({
-			name: 'installed-nodes',
-			private: true,
-			dependencies: { 'n8n-nodes-chatbot-conversation': manifest.version },
-		}),
+		join(nodesDir, 'package.json'),
+		JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }),
+	);
+	log(`installing ${tarball} into ${nodesDir}: npm install --omit=peer`);
+	const install = await run(
+		'npm',
+		['install', '--omit=peer', '--no-audit', '--no-fund', join(packDir, tarball)],
+		{ cwd: nodesDir, timeoutMs: 300_000 },
+	);
+	if (install.code !== 0) {
+		throw new Error(`npm install of ${tarball} failed:\n${install.stdout}\n${install.stderr}`);
+	}
+	const installedDir = join(nodesDir, 'node_modules', 'n8n-nodes-chatbot-conversation');
+	check(
+		existsSync(
+			join(installedDir, 'dist', 'credentials', 'ChatbotConversationApi.credentials.js'),
+		) &&
+			!existsSync(join(installedDir, 'nodes')) &&
+			!existsSync(join(nodesDir, 'node_modules', 'n8n-workflow')),
+		"the tarball installed as the only package: no sources, no second n8n-workflow (n8n's own is used)",
+		readdirSync(join(nodesDir, 'node_modules')),
 	);
 }
 
@@ -774,7 +811,7 @@ async function main(): Promise<void> {
 	mkdirSync(userFolder, { recursive: true });
 	const { api, stop } = await startApi(workDir);
 	try {
-		installPackage(userFolder);
+		await installPackedPackage(userFolder, workDir);
 		await executeWorkflow(n8nBin, userFolder, api);
 		await agentUsesTheNode(n8nBin, userFolder, api);
 		await credentialTest(n8nBin, userFolder, api);

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 import type { INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
 import { describe, expect, it } from 'vitest';
 
@@ -39,6 +41,12 @@ describe('credential', () => {
 			type: 'generic',
 			properties: { headers: { Authorization: '=Bearer {{$credentials.apiKey}}' } },
 		});
+	});
+
+	it('says where the key comes from today (the organization administrator), promising no dashboard', () => {
+		const apiKey = credential.properties.find((p) => p.name === 'apiKey');
+		expect(apiKey?.description).toMatch(/administrator/i);
+		expect(apiKey?.description).not.toMatch(/dashboard|settings/i);
 	});
 
 	it('is tested with GET /api/me (authenticated), not GET /ping (which accepts any key)', () => {
@@ -104,5 +112,55 @@ describe('package.json follows the community-node conventions', () => {
 		expect(packageJson.files).toEqual(['dist']);
 		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });
 		expect('dependencies' in packageJson).toBe(false);
+	});
+});
+
+describe('publishing', () => {
+	const repository = packageJson.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+
+	it('names the GitHub repository it is built in, with its folder (npm provenance checks the URL)', () => {
+		expect(packageJson.repository).toEqual({
+			type: 'git',
+			url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/),
+			directory: 'n8n-nodes-chatbot-conversation',
+		});
+		expect(
+			packageJson.homepage.startsWith(
+				`${repository}/tree/main/${packageJson.repository.directory}`,
+			),
+		).toBe(true);
+		expect(new ChatbotConversationApi().documentationUrl.startsWith(`${repository}/`)).toBe(true);
+	});
+
+	it('releases with n8n-node: `npm run release`, and publishing only from the release flow', () => {
+		expect(packageJson.scripts.release).toBe('n8n-node release');
+		expect(packageJson.scripts.prepack).toBe('n8n-node build');
+		expect(packageJson.scripts.prepublishOnly).toBe('node scripts/prepublish-only.mjs');
+	});
+
+	it('is published by a GitHub Actions workflow, on a tag, with npm provenance', () => {
+		const workflow = readFileSync(
+			new URL('../../.github/workflows/publish-n8n-node.yml', import.meta.url),
+			'utf8',
+		);
+		expect(workflow).toMatch(/tags:\s*\n\s*- ['"]?n8n-nodes-chatbot-conversation-v/);
+		expect(workflow).toContain('id-token: write');
+		expect(workflow).toContain('npm publish --provenance --access public');
+	});
+});
+
+describe('README', () => {
+	const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+	it('speaks to n8n users: nothing about building or testing the package', () => {
+		expect(readme).not.toMatch(
+			/registry|lockfile|e2e|vitest|npm run (test|lint|build)|our machines/i,
+		);
+		expect(readme).not.toMatch(/^## Development/m);
+	});
+
+	it('promises no dashboard, and its links work on npmjs.com too (absolute or in-page)', () => {
+		expect(readme).not.toMatch(/dashboard/i);
+		expect(readme.match(/\]\((?!https:\/\/|#)[^)]*\)/g) ?? []).toEqual([]);
 	});
 });

@@ -6,6 +6,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { HttpRoute, HttpRouteKey } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { beforeAll, describe, expect, it } from "vitest";
+import { toAuthorizerContext } from "#functions/http/authorizer-context";
 import { buildApp } from "#lib/app";
 import {
   eventFanout,
@@ -15,7 +16,7 @@ import {
   streamSources,
   webhookDelivery,
 } from "#lib/event-sources";
-import { allFunctions, authorizer, routes } from "#lib/routes";
+import { allFunctions, authorizer, routeMiss, routes } from "#lib/routes";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
@@ -41,17 +42,22 @@ describe("the HTTP API", () => {
     );
   });
 
-  it("puts the Lambda authorizer on exactly the apiKey routes", () => {
+  it("puts the Lambda authorizer on exactly the apiKey routes and $default", () => {
     for (const route of ofType("AWS::ApiGatewayV2::Route")) {
-      const definition = routes.find(
-        (candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey,
-      );
+      const definition =
+        route.Properties.RouteKey === "$default"
+          ? routeMiss
+          : routes.find((candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey);
       const expected = definition?.auth === "apiKey" ? "CUSTOM" : "NONE";
       expect([route.Properties.RouteKey, route.Properties.AuthorizationType]).toEqual([
         route.Properties.RouteKey,
         expected,
       ]);
     }
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+      RouteKey: "$default",
+      AuthorizationType: "CUSTOM",
+    });
   });
 
   it("wires a simple-response, uncached authorizer with no identity source", () => {
@@ -77,12 +83,115 @@ describe("the HTTP API", () => {
   });
 });
 
+/**
+ * The `$context` variables AWS documents for HTTP API access logs ("Customize HTTP API access
+ * logs", API Gateway developer guide). REST-only ones such as `$context.authorizer.latency` or
+ * `$context.authorize.status` are not on it: on an HTTP API `$context.authorizer.<name>` reads a
+ * key of the Lambda authorizer's own context instead.
+ */
+const httpApiLogVariables = new Set([
+  "$context.accountId",
+  "$context.apiId",
+  "$context.authorizer.error",
+  "$context.awsEndpointRequestId",
+  "$context.awsEndpointRequestId2",
+  "$context.customDomain.basePathMatched",
+  "$context.dataProcessed",
+  "$context.domainName",
+  "$context.domainPrefix",
+  "$context.error.message",
+  "$context.error.messageString",
+  "$context.error.responseType",
+  "$context.extendedRequestId",
+  "$context.httpMethod",
+  "$context.identity.accountId",
+  "$context.identity.caller",
+  "$context.identity.cognitoAuthenticationProvider",
+  "$context.identity.cognitoAuthenticationType",
+  "$context.identity.cognitoIdentityId",
+  "$context.identity.cognitoIdentityPoolId",
+  "$context.identity.principalOrgId",
+  "$context.identity.clientCert.clientCertPem",
+  "$context.identity.clientCert.subjectDN",
+  "$context.identity.clientCert.issuerDN",
+  "$context.identity.clientCert.serialNumber",
+  "$context.identity.clientCert.validity.notBefore",
+  "$context.identity.clientCert.validity.notAfter",
+  "$context.identity.sourceIp",
+  "$context.identity.user",
+  "$context.identity.userAgent",
+  "$context.identity.userArn",
+  "$context.integration.error",
+  "$context.integration.integrationStatus",
+  "$context.integration.latency",
+  "$context.integration.requestId",
+  "$context.integration.status",
+  "$context.integrationErrorMessage",
+  "$context.integrationLatency",
+  "$context.integrationStatus",
+  "$context.path",
+  "$context.protocol",
+  "$context.requestId",
+  "$context.requestTime",
+  "$context.requestTimeEpoch",
+  "$context.responseLatency",
+  "$context.responseLength",
+  "$context.routeKey",
+  "$context.stage",
+  "$context.status",
+]);
+
+describe("the access log", () => {
+  it("uses only documented HTTP API variables, and authorizer context keys our authorizer sets", () => {
+    const [stage] = ofType("AWS::ApiGatewayV2::Stage");
+    if (!stage) throw new Error("the API has no stage");
+    const format = (stage.Properties.AccessLogSettings as { Format: string }).Format;
+    const variables = format.match(/\$context\.[A-Za-z0-9.]+/g) ?? [];
+    expect(variables.length).toBeGreaterThan(5);
+    const contextKeys = new Set(
+      [
+        toAuthorizerContext({
+          kind: "rate_limited",
+          organizationId: "o",
+          keyId: "k",
+          rate: { limit: 1, remaining: 0, resetAt: 1 },
+          retryAfterSeconds: 1,
+        }),
+        toAuthorizerContext({ kind: "invalid_key" }),
+      ].flatMap((context) => Object.keys(context)),
+    );
+    const unknown = variables.filter((variable) => {
+      if (httpApiLogVariables.has(variable)) return false;
+      const key = /^\$context\.authorizer\.(\w+)$/.exec(variable)?.[1];
+      return !(key && contextKeys.has(key));
+    });
+    expect(unknown).toEqual([]);
+    // Valid JSON once API Gateway fills in the values.
+    expect(() => JSON.parse(format.replace(/\$context\.[A-Za-z0-9.]+/g, "x"))).not.toThrow();
+  });
+});
+
 describe("the functions", () => {
   it("are one Node.js 24 arm64 Lambda per route, plus the authorizer, the route-miss function and the webhook pipeline's two", () => {
     const functions = ofType("AWS::Lambda::Function");
     expect(functions).toHaveLength(allFunctions.length + eventFunctions.length);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs24.x", Architectures: ["arm64"] });
+    }
+  });
+
+  it("set none of the local runtime's escape hatches (allow list, origin overrides, key file)", () => {
+    for (const fn of ofType("AWS::Lambda::Function")) {
+      const variables = Object.keys(
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+      );
+      for (const local of [
+        "OUTBOUND_ALLOW_PRIVATE",
+        "TOOL_HTTP_ORIGIN_OVERRIDES",
+        "TOOL_CREDENTIALS_KEY_FILE",
+      ]) {
+        expect(variables).not.toContain(local);
+      }
     }
   });
 
@@ -114,9 +223,9 @@ describe("the functions", () => {
     for (const statement of statements) {
       for (const action of [statement.Action].flat() as string[]) expect(action).not.toContain("*");
     }
-    const bedrock = statements.find((statement) => statement.Action === "bedrock:InvokeModel");
-    expect(JSON.stringify(bedrock?.Resource)).toContain("foundation-model/anthropic.claude-test-v1");
-    expect(JSON.stringify(bedrock?.Resource)).not.toContain("foundation-model/*");
+    const bedrock = statements.filter((statement) => JSON.stringify(statement.Action).includes("bedrock:"));
+    expect(JSON.stringify(bedrock)).toContain("foundation-model/anthropic.claude-test-v1");
+    expect(JSON.stringify(bedrock)).not.toContain("foundation-model/*");
   });
 
   it("gives the authorizer the table and nothing else beyond its logs", () => {

@@ -1,48 +1,60 @@
 /**
- * The operator CLI (`npm run admin`), run through its entry function against the suite's table:
- * organizations, keys (shown once, never listed), subscription and rate limit, chatbots and
- * knowledge, clear errors in both formats, and --help.
+ * The operator CLI, run as its own process exactly as `npm run admin` runs it (tsx bin/admin.ts), against
+ * the suite's table: organizations, keys (shown once, never listed), subscription and rate limit,
+ * chatbots and knowledge, an OpenAI-compatible model with and without a key, `--help` for every group
+ * and command, and the exit codes README promises: 0 done, 1 the command failed, 2 usage error.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "#lib/admin/cli";
-import { call, environment, isLocal } from "#test/support/harness";
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commands, runCli } from "#lib/admin/cli";
+import { completionText, type FakeOpenAi, startFakeOpenAi } from "#test/fakes/openai-server";
+import { api, call, environment, isLocal, newConversation } from "#test/support/harness";
+
+const root = resolve(import.meta.dirname, "../..");
 
 interface Run {
-  code: number;
+  code: number | null;
   out: string;
   err: string;
   json<T = Record<string, unknown>>(): T;
 }
 
-/** Runs one CLI command against the suite's table (--table, and the local endpoint when local). */
-async function admin(...args: string[]): Promise<Run> {
-  let out = "";
-  let err = "";
-  const target = [
-    "--table",
-    environment.tableName,
-    ...(environment.dynamoDbEndpoint ? ["--endpoint", environment.dynamoDbEndpoint] : []),
-  ];
-  const code = await runCli([...args, ...target], {
-    out: (text) => {
-      out += `${text}\n`;
-    },
-    err: (text) => {
-      err += `${text}\n`;
-    },
-    env: { AWS_REGION: environment.region },
-    localDirectory: "/nonexistent",
+/** Runs the CLI as a process: `command` (default: tsx bin/admin.ts, what `npm run admin` runs) + args. */
+function runProcess(args: string[], command = [resolve(root, "node_modules/.bin/tsx"), "bin/admin.ts"]) {
+  return new Promise<Run>((resolveRun, reject) => {
+    const [file = "", ...prefix] = command;
+    const child = spawn(file, [...prefix, ...args], {
+      cwd: root,
+      env: {
+        ...process.env,
+        AWS_REGION: environment.region,
+        // DynamoDB Local takes any credentials; a deployed stage uses the environment's.
+        ...(isLocal ? { AWS_ACCESS_KEY_ID: "local", AWS_SECRET_ACCESS_KEY: "local" } : {}),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolveRun({ code, out, err, json: <T>() => JSON.parse(out) as T }));
   });
-  return { code, out, err, json: <T>() => JSON.parse(out) as T };
 }
 
-beforeAll(() => {
-  // DynamoDB Local takes any credentials; a deployed stage uses the environment's.
-  if (isLocal) {
-    process.env.AWS_ACCESS_KEY_ID ??= "local";
-    process.env.AWS_SECRET_ACCESS_KEY ??= "local";
-  }
-});
+/** The suite's table, for commands that use one. */
+const target = () => [
+  "--table",
+  environment.tableName,
+  ...(environment.dynamoDbEndpoint ? ["--endpoint", environment.dynamoDbEndpoint] : []),
+];
+
+/** Runs one CLI command against the suite's table. */
+function admin(...args: string[]): Promise<Run> {
+  return runProcess([...args, ...target()]);
+}
 
 describe("npm run admin", () => {
   it("sets up an organization, a key and a chatbot that then serve the API", async () => {
@@ -168,42 +180,94 @@ describe("npm run admin", () => {
     });
   });
 
-  it("explains mistakes clearly, in Format A with --json", async () => {
-    const missing = await admin("keys", "create", "--json");
-    const unknownOrg = await admin("keys", "list", "--org", "nope");
-    const badLimit = await admin("organizations", "create", "--name", "x", "--rate-limit", "0", "--json");
+  it("answers --help for everything, every group and every command, with exit code 0", async () => {
+    const groups = [...new Set(commands.map((command) => command.group))];
+    const asks = [
+      ["--help"],
+      ["-h"],
+      ["help"],
+      ["help", "knowledge", "add"],
+      ...groups.map((group) => [group, "--help"]),
+      ...commands.map((command) => [command.group, command.name, "--help"]),
+      // --help wins over anything else given, even what would be a usage error.
+      ["keys", "create", "-h", "--no-such-option"],
+    ];
+
+    const runs = await inBatches(asks, (args) => runProcess(args));
+
+    for (const [index, run] of runs.entries()) {
+      const args = asks[index] ?? [];
+      expect({ args, code: run.code, err: run.err }).toEqual({ args, code: 0, err: "" });
+      const [group, name] = args.filter((arg) => !arg.startsWith("-") && arg !== "help");
+      if (name) expect(run.out).toContain(`Usage: npm run admin -- ${group} ${name}`);
+      else if (group) {
+        expect(run.out).toContain(`Usage: npm run admin -- ${group} <command>`);
+        for (const command of commands.filter((candidate) => candidate.group === group))
+          expect(run.out).toContain(`${group} ${command.name}`);
+      } else expect(run.out).toContain("Usage: npm run admin -- <group> <command>");
+    }
+  });
+
+  it("exits 2 with a clear message for usage errors, in Format A with --json", async () => {
+    const noCommand = await runProcess([]);
+    const unknownGroup = await admin("teams", "list");
+    const missingCommand = await admin("knowledge");
     const unknownCommand = await admin("keys", "rotate");
     const unknownOption = await admin("keys", "list", "--organisation", "x");
+    const missingOption = await admin("keys", "create", "--json");
+    const missingPositional = await admin("organizations", "show");
+    const notANumber = await admin("organizations", "create", "--name", "x", "--rate-limit", "lots");
+    const badChoice = await admin("organizations", "create", "--name", "x", "--subscription", "maybe");
+    const badEngine = await admin("chatbots", "create", "--org", "o", "--name", "b", "--engine", "gpt");
+    const outOfRange = await admin("organizations", "create", "--name", "x", "--rate-limit", "0", "--json");
 
-    expect(missing.code).toBe(1);
-    expect(missing.json()).toEqual({
-      error: { code: "invalid_argument", message: "--org is required", details: {} },
-    });
-    expect(unknownOrg.code).toBe(0);
-    expect(unknownOrg.out.trim()).toBe("(none)");
-    expect(badLimit.json()).toMatchObject({ error: { code: "invalid_argument" } });
+    expect(noCommand).toMatchObject({ code: 2, out: "" });
+    expect(noCommand.err).toContain("Usage: npm run admin -- <group> <command>");
+    expect(unknownGroup).toMatchObject({ code: 2, out: "" });
+    expect(unknownGroup.err).toContain("Unknown command group: teams");
+    expect(missingCommand).toMatchObject({ code: 2, out: "" });
+    expect(missingCommand.err).toContain("Missing command: npm run admin -- knowledge <command>");
+    expect(missingCommand.err).toContain("knowledge add");
     expect(unknownCommand.code).toBe(2);
     expect(unknownCommand.err).toContain("Unknown command: keys rotate");
     expect(unknownOption.code).toBe(2);
     expect(unknownOption.err).toContain("--organisation");
+    expect(missingOption.code).toBe(2);
+    expect(missingOption.json()).toEqual({
+      error: { code: "invalid_argument", message: "--org is required", details: {} },
+    });
+    expect(missingPositional.code).toBe(2);
+    expect(missingPositional.err).toContain("<organizationId> is required");
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.err).toContain("--rate-limit must be a number");
+    expect(badChoice.code).toBe(2);
+    expect(badChoice.err).toContain("--subscription must be active or inactive");
+    expect(badEngine.code).toBe(2);
+    expect(badEngine.err).toContain("--engine must be scripted, bedrock or openai");
+    expect(outOfRange.code).toBe(2);
+    expect(outOfRange.json()).toMatchObject({ error: { code: "invalid_argument" } });
+    for (const run of [missingOption, missingPositional, notANumber, badChoice])
+      expect(`${run.out}${run.err}`).not.toContain("at ");
   });
 
-  it("prints help for everything and for one command", async () => {
-    let out = "";
-    const io = {
-      out: (text: string) => (out += text),
-      err: () => undefined,
-      env: {},
-      localDirectory: "/nonexistent",
-    };
-    expect(await runCli(["--help"], io)).toBe(0);
-    expect(out).toContain("keys create");
-    out = "";
-    expect(await runCli(["keys", "create", "--help"], io)).toBe(0);
-    expect(out).toContain("--expires-in-days");
+  it("exits 1 when a well-formed command fails, and npm run passes the exit code on", async () => {
+    const unknownOrganization = await admin("organizations", "show", randomUUID());
+    const unknownOrganizationJson = await admin("organizations", "show", randomUUID(), "--json");
+    const viaNpm = await runProcess(
+      ["run", "--silent", "admin", "--", "organizations", "show", randomUUID(), ...target()],
+      ["npm"],
+    );
+    const usageViaNpm = await runProcess(["run", "--silent", "admin", "--", "keys", "rotate"], ["npm"]);
+
+    expect(unknownOrganization.code).toBe(1);
+    expect(unknownOrganization.err).toContain("Error (organization_not_found)");
+    expect(unknownOrganizationJson.code).toBe(1);
+    expect(unknownOrganizationJson.json()).toMatchObject({ error: { code: "organization_not_found" } });
+    expect(viaNpm.code).toBe(1);
+    expect(usageViaNpm.code).toBe(2);
   });
 
-  it("asks for a table when no local runtime is running", async () => {
+  it("asks for a table (a usage error) when none is given and no local runtime is running", async () => {
     let err = "";
     const code = await runCli(["organizations", "list"], {
       out: () => undefined,
@@ -213,7 +277,105 @@ describe("npm run admin", () => {
       env: {},
       localDirectory: "/nonexistent",
     });
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(err).toContain("npm start");
   });
 });
+
+describe.runIf(isLocal)("an OpenAI-compatible model that needs no key (e.g. Ollama)", () => {
+  let model: FakeOpenAi;
+  beforeAll(async () => {
+    model = await startFakeOpenAi();
+  });
+  afterAll(async () => {
+    await model.close();
+  });
+
+  it("is set up without --api-key-secret, and no Authorization header is sent to it", async () => {
+    const org = (await admin("organizations", "create", "--name", "Ollama Shop", "--json")).json<{
+      organizationId: string;
+    }>();
+    const key = (await admin("keys", "create", "--org", org.organizationId, "--json")).json<{
+      apiKey: string;
+    }>();
+    const bot = (
+      await admin(
+        "chatbots",
+        "create",
+        "--org",
+        org.organizationId,
+        "--name",
+        "local model",
+        "--engine",
+        "openai",
+        "--base-url",
+        `${model.url}/v1`,
+        "--model",
+        "llama3.2",
+        "--fallback-reply",
+        "Fallback, not the model.",
+        "--json",
+      )
+    ).json<{ chatbotId: string; engine: Record<string, unknown> }>();
+    model.enqueue(completionText("Hello from the local model."));
+
+    const conversationId = await newConversation({
+      organizationId: org.organizationId,
+      apiKey: key.apiKey,
+      keyId: "",
+      chatbotId: bot.chatbotId,
+    });
+    const reply = await api.sendMessage(key.apiKey, { conversation_id: conversationId, message: "Hi!" });
+
+    expect(bot.engine).toEqual({ kind: "openai", baseUrl: `${model.url}/v1`, model: "llama3.2" });
+    expect(reply.body.messages[0]?.content).toBe("Hello from the local model.");
+    expect(model.requests).toHaveLength(1);
+    expect(model.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it("drops a configured key with --no-api-key, and when the base URL moves to another server", async () => {
+    const org = (await admin("organizations", "create", "--name", "Moving Shop", "--json")).json<{
+      organizationId: string;
+    }>();
+    const bot = (
+      await admin("chatbots", "create", "--org", org.organizationId, "--name", "bot", "--json")
+    ).json<{ chatbotId: string }>();
+    const update = (...args: string[]) =>
+      admin("chatbots", "update", "--org", org.organizationId, bot.chatbotId, ...args, "--json");
+
+    const keyed = await update(
+      "--engine",
+      "openai",
+      "--base-url",
+      "https://api.openai.com/v1",
+      "--model",
+      "gpt-4o-mini",
+      "--api-key-secret",
+      "acme-openai",
+    );
+    const sameServer = await update("--engine", "openai", "--model", "gpt-4o");
+    const keyDropped = await update("--engine", "openai", "--no-api-key");
+    await update("--engine", "openai", "--api-key-secret", "acme-openai");
+    const moved = await update("--engine", "openai", "--base-url", "http://localhost:11434/v1");
+    const conflicting = await update("--engine", "openai", "--no-api-key", "--api-key-secret", "x");
+
+    expect(keyed.json()).toMatchObject({ engine: { apiKeySecret: "acme-openai" } });
+    expect(sameServer.json()).toMatchObject({ engine: { model: "gpt-4o", apiKeySecret: "acme-openai" } });
+    expect(keyDropped.json<{ engine: object }>().engine).not.toHaveProperty("apiKeySecret");
+    expect(moved.json<{ engine: object }>().engine).toEqual({
+      kind: "openai",
+      baseUrl: "http://localhost:11434/v1",
+      model: "gpt-4o",
+    });
+    expect(conflicting.code).toBe(2);
+  });
+});
+
+/** Runs `run` over `items`, a few at a time (the machine is shared; every run is a process). */
+async function inBatches<T, R>(items: readonly T[], run: (item: T) => Promise<R>, size = 4): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += size) {
+    results.push(...(await Promise.all(items.slice(start, start + size).map(run))));
+  }
+  return results;
+}

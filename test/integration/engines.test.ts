@@ -236,6 +236,24 @@ describe.runIf(isLocal)("OpenAI-compatible engine through the API", () => {
     expect(runtimeLog()).not.toContain(apiKey);
   });
 
+  it("talks to a server that needs no key (e.g. Ollama) without an Authorization header", async () => {
+    const shop = await seedTenant({
+      chatbot: {
+        engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "llama3.2" },
+        fallbackReply: "Fallback from the keyless bot.",
+      },
+    });
+    openAi.enqueue(completionText("Hello without a key."));
+    const conversationId = await newConversation(shop);
+
+    const response = await api.sendMessage(shop.apiKey, { conversation_id: conversationId, message: "Hi!" });
+
+    expect(response.body.messages[0]?.content).toBe("Hello without a key.");
+    const request = openAi.requests.at(-1);
+    expect(request?.headers).not.toHaveProperty("authorization");
+    expect(request?.body).toMatchObject({ model: "llama3.2" });
+  });
+
   it("sends an image as a data URL content part", async () => {
     const shop = await openAiTenant();
     openAi.enqueue(completionText("I see a JPEG."));

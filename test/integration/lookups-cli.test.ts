@@ -41,8 +41,10 @@ describe.runIf(isLocal)("tools commands of the operator CLI", () => {
         dynamoDbEndpoint: environment.dynamoDbEndpoint,
         environment: {
           TOOL_CREDENTIALS_KEY_FILE: environment.toolCredentialsKeyFile,
-          TOOL_HTTP_ALLOW_PRIVATE: "1",
           TOOL_HTTP_ORIGIN_OVERRIDES: JSON.stringify(fakes.originOverrides),
+          OUTBOUND_ALLOW_PRIVATE: Object.values(fakes.originOverrides)
+            .map((target) => new URL(target).host)
+            .join(","),
         },
       }),
     );
@@ -180,7 +182,7 @@ describe.runIf(isLocal)("tools commands of the operator CLI", () => {
       "--credential",
       `consumerKey=${wooDemo.secrets.consumerKey}`,
     );
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2); // a missing value: a usage error
     expect(refused.err).toContain("consumerSecret");
     expect(refused.err).not.toContain(wooDemo.secrets.consumerKey);
   });

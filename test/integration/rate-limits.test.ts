@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { updateOrganization } from "#functions/domain/organizations";
-import { api, call, domain, seedTenant } from "#test/support/harness";
+import { api, call, domain, revoke, seedTenant } from "#test/support/harness";
 
 const headersOf = (response: { headers: Headers }) => ({
   limit: response.headers.get("x-ratelimit-limit"),
@@ -115,5 +115,82 @@ describe("over the limit", () => {
     expect(admitted).toBeGreaterThanOrEqual(limit);
     expect(admitted).toBeLessThanOrEqual(limit + refilled);
     expect(statuses.filter((status) => status !== 200).every((status) => status === 429)).toBe(true);
+  });
+});
+
+describe("rate-limit headers beyond the routes' own answers", () => {
+  it("are on a 403 for an inactive organization, which takes no token", async () => {
+    const shop = await seedTenant({ rateLimit: 5, subscription: "inactive" });
+    const before = Math.floor(Date.now() / 1000);
+
+    const refused = [
+      await call("GET", "/api/me", { key: shop.apiKey }),
+      await call("POST", "/api/conversation", { key: shop.apiKey, body: { chatbot_id: shop.chatbotId } }),
+      await call("GET", "/api/nope", { key: shop.apiKey }),
+    ];
+    await updateOrganization(domain(), shop.organizationId, { subscription: "active" });
+    const resumed = await call("GET", "/api/me", { key: shop.apiKey });
+
+    for (const response of refused) {
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({ detail: "Organization subscription is not active" });
+      expect(headersOf(response).limit).toBe("5");
+      expect(headersOf(response).remaining).toBe("5");
+      expect(Number(headersOf(response).reset)).toBeGreaterThanOrEqual(before);
+      expect(Number(headersOf(response).reset)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+    }
+    expect(resumed.status).toBe(200);
+    expect(headersOf(resumed).remaining).toBe("4");
+  });
+
+  it("are on 404 and 405 for a valid key, which take a token like any request", async () => {
+    const shop = await seedTenant({ rateLimit: 10 });
+
+    const unknown = await call("GET", "/api/nope", { key: shop.apiKey });
+    const wrongMethod = await call("POST", "/api/me", { key: shop.apiKey, body: {} });
+    const outsideApi = await call("GET", "/", { key: shop.apiKey });
+
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ detail: "Not Found" });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.body).toEqual({ detail: "Method Not Allowed" });
+    expect(wrongMethod.headers.get("allow")).toBe("GET");
+    expect(outsideApi.status).toBe(404);
+    expect([unknown, wrongMethod, outsideApi].map((response) => headersOf(response))).toEqual([
+      { limit: "10", remaining: "9", reset: expect.stringMatching(/^\d+$/) },
+      { limit: "10", remaining: "8", reset: expect.stringMatching(/^\d+$/) },
+      { limit: "10", remaining: "7", reset: expect.stringMatching(/^\d+$/) },
+    ]);
+  });
+
+  it("are absent from 404 and 405 without a valid key, which keep their answers", async () => {
+    const shop = await seedTenant({ rateLimit: 10 });
+    await revoke(shop);
+    const probes: [string, string, string | null][] = [
+      ["GET", "/api/nope", null],
+      ["GET", "/api/nope", "Bearer not-a-key"],
+      ["GET", "/api/nope", `Bearer ${shop.apiKey}`],
+      ["DELETE", "/api/message", null],
+      ["DELETE", "/api/message", `Bearer ${shop.apiKey}`],
+    ];
+
+    for (const [method, path, authorization] of probes) {
+      const response = await call(method, path, { authorization });
+      expect(response.status).toBe(method === "GET" ? 404 : 405);
+      expect(response.headers.get("x-ratelimit-limit")).toBeNull();
+      expect(response.headers.get("www-authenticate")).toBeNull();
+    }
+  });
+
+  it("answers 429 on an unknown path once the key's bucket is empty", async () => {
+    const shop = await seedTenant({ rateLimit: 2 });
+    expect((await call("GET", "/api/nope", { key: shop.apiKey })).status).toBe(404);
+    expect((await call("GET", "/api/me", { key: shop.apiKey })).status).toBe(200);
+
+    const refused = await call("GET", "/api/nope", { key: shop.apiKey });
+
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(headersOf(refused)).toMatchObject({ limit: "2", remaining: "0" });
   });
 });

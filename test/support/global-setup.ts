@@ -101,6 +101,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const images: FakeImageServer = await startFakeImageServer();
     stops.push(() => images.close());
     images.handle((req, res) => {
+      // `/redirect?to=<url>`: a redirect hop, for the outbound-address guard's tests.
+      const target = new URL(req.url ?? "/", "https://images.test").searchParams.get("to");
+      if (req.url?.startsWith("/redirect?") && target) return res.writeHead(302, { location: target }).end();
       const name = (req.url ?? "").replace(/^\//, "");
       const image = sampleImages[name.replace(/\.\w+$/, "") as keyof typeof sampleImages];
       if (!image) return res.writeHead(404).end();
@@ -140,14 +143,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
         env: {
           ...process.env,
           AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url,
-          IMAGE_FETCH_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
+          // The image fake and the webhook receivers; the runtime adds the platform fakes from the
+          // origin overrides.
+          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port},127.0.0.1:${receivers.port}`,
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",
           TOOL_HTTP_ORIGIN_OVERRIDES: JSON.stringify(platforms.originOverrides),
           TOOL_CREDENTIALS_KEY_FILE: toolKeyFile,
           WEBHOOK_SECRETS_KEY_FILE: webhookKeyFile,
-          WEBHOOK_ALLOW_PRIVATE: `127.0.0.1:${receivers.port}`,
           ...testWebhookTimings,
           // A short turn budget so the timeout tests take seconds, not the production 20 s.
           TURN_BUDGET_MS: "3000",

@@ -31,7 +31,7 @@ export function webhooksContext(overrides: Partial<WebhooksContext> = {}): Webho
       secrets: createLocalEnvelopeCipher({ keyFile: webhookSecretsKeyFile }),
       queue: createSqsDeliveryQueue(sqs, webhookQueueUrl),
       outbound: outboundPolicyFromEnvironment({
-        WEBHOOK_ALLOW_PRIVATE: new URL(webhookReceiverUrl).host,
+        OUTBOUND_ALLOW_PRIVATE: new URL(webhookReceiverUrl).host,
       }),
       timings: { secretOverlapSeconds: 60 },
     };

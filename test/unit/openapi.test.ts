@@ -10,8 +10,32 @@ const committed = JSON.parse(
 ) as {
   openapi: string;
   info: { version: string };
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { parameters: Record<string, Parameter> };
 };
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema: Record<string, unknown>;
+}
+interface Operation {
+  tags: string[];
+  security?: unknown[];
+  responses: Record<string, unknown>;
+  parameters?: (Parameter | { $ref: string })[];
+  requestBody?: { content: Record<string, { schema: unknown }> };
+}
+
+function parametersOf(operation: Operation | undefined): Record<string, Parameter> {
+  const resolved = (operation?.parameters ?? []).map((parameter) =>
+    "$ref" in parameter
+      ? (committed.components.parameters[parameter.$ref.replace("#/components/parameters/", "")] as Parameter)
+      : parameter,
+  );
+  return Object.fromEntries(resolved.map((parameter) => [parameter.name, parameter]));
+}
 
 describe("the OpenAPI document", () => {
   it("is up to date with the schemas (run `npm run openapi` after changing them)", async () => {
@@ -48,5 +72,59 @@ describe("the OpenAPI document", () => {
       }
     }
     expect(unbounded).toEqual([]);
+  });
+
+  it("types every query and path parameter as the server parses it, with its bounds and default", () => {
+    const listMessages = parametersOf(committed.paths["/api/conversation/{conversation_id}/messages"]?.get);
+
+    expect(listMessages.limit).toEqual({
+      name: "limit",
+      in: "query",
+      required: false,
+      description: expect.any(String),
+      schema: { type: "integer", minimum: 1, maximum: 100, default: 20, description: expect.any(String) },
+    });
+    expect(listMessages.cursor).toMatchObject({
+      in: "query",
+      required: false,
+      schema: { type: "string", maxLength: 200 },
+    });
+    expect(listMessages.conversation_id).toMatchObject({
+      in: "path",
+      required: true,
+      schema: { type: "string", format: "uuid" },
+    });
+  });
+
+  it("publishes the Idempotency-Key rule the server enforces", () => {
+    for (const path of ["/api/conversation", "/api/message"]) {
+      expect(parametersOf(committed.paths[path]?.post)["Idempotency-Key"]).toMatchObject({
+        in: "header",
+        required: false,
+        schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" },
+      });
+    }
+  });
+
+  it("declares every tag its operations use, with a description", () => {
+    const declared = (committed as unknown as { tags?: { name: string; description?: string }[] }).tags ?? [];
+    const used = new Set(
+      Object.values(committed.paths).flatMap((methods) => Object.values(methods).flatMap((op) => op.tags)),
+    );
+    expect([...used].sort()).toEqual(declared.map((tag) => tag.name).sort());
+    for (const tag of declared) expect(tag.description).toEqual(expect.any(String));
+  });
+
+  it("documents the 4XX answers of every operation that takes an API key or input", () => {
+    const missing: string[] = [];
+    for (const [path, methods] of Object.entries(committed.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const takesKey = operation.security === undefined;
+        const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined;
+        const documents4xx = Object.keys(operation.responses).some((status) => /^4\d\d$/.test(status));
+        if ((takesKey || takesInput) && !documents4xx) missing.push(`${method} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
  * Tools keep their real configuration (`https://demo-webshop.myshopify.com`, …); `originOverrides`
  * tells `createHttpGet` to send those origins to the fakes instead.
  */
+import { type AllowedEndpoint, parseAllowedEndpoint } from "#functions/net/outbound-address";
 import type { PlatformFake } from "#test/fakes/platforms/fake-server";
 import { lightspeedDemo, startLightspeedFake } from "#test/fakes/platforms/lightspeed";
 import { picqerDemo, startPicqerFake } from "#test/fakes/platforms/picqer";
@@ -28,8 +29,10 @@ export interface PlatformFakes {
   lightspeed: PlatformFake;
   sendcloud: PlatformFake;
   picqer: PlatformFake;
-  /** Real origin → fake base URL, for `createHttpGet({ originOverrides, allowPrivateNetwork: true })`. */
+  /** Real origin → fake base URL, for `createHttpGet({ originOverrides, allowPrivate })`. */
   originOverrides: Record<string, string>;
+  /** The fakes' loopback endpoints: what the outbound-address guard must let through to reach them. */
+  allowPrivate: AllowedEndpoint[];
   /** Clears every request log and pending fault. */
   reset(): void;
   stop(): Promise<void>;
@@ -53,6 +56,7 @@ export async function startPlatformFakes(
     originOverrides: Object.fromEntries(
       (Object.keys(fakes) as PlatformName[]).map((name) => [platformDemos[name].origin, fakes[name].baseUrl]),
     ),
+    allowPrivate: all.map((fake) => parseAllowedEndpoint(new URL(fake.baseUrl).host)),
     reset: () => {
       for (const fake of all) fake.reset();
     },

@@ -36,12 +36,12 @@ beforeEach(() => {
   });
 });
 
-/** The test-only allowance: images.test (and only it, on this port) may resolve to 127.0.0.1. */
+/** The test-only allowance: 127.0.0.1 on the fake's port (images.test resolves there, in this lookup only). */
 function allowed(extra: Partial<ImageFetchOptions> = {}): ImageFetchOptions {
   return {
-    allowPrivate: [{ host: fakeImageHost, port: server.port }],
+    allowPrivate: [{ address: "127.0.0.1", port: server.port }],
     trustedCa: server.ca,
-    lookup: async (hostname) => {
+    resolve: async (hostname) => {
       lookups.push(hostname);
       return [{ address: "127.0.0.1", family: 4 }];
     },
@@ -185,7 +185,7 @@ describe("image URLs", () => {
     "https://0x7f.1/cat.png", // 127.0.0.1 in hex shorthand
   ])("refuses %s as a non-public address", async (href) => {
     const options = allowed({
-      lookup: async () => [
+      resolve: async () => [
         { address: "127.0.0.1", family: 4 },
         { address: "::1", family: 6 },
       ],
@@ -195,7 +195,7 @@ describe("image URLs", () => {
 
   it("refuses a public-looking host name that resolves to a private address", async () => {
     const options = allowed({
-      lookup: async () => [
+      resolve: async () => [
         { address: "93.184.216.34", family: 4 },
         { address: "169.254.169.254", family: 4 },
       ],
@@ -207,7 +207,7 @@ describe("image URLs", () => {
   });
 
   it("limits the test allowance to its port", async () => {
-    const options = allowed({ allowPrivate: [{ host: fakeImageHost, port: server.port + 1 }] });
+    const options = allowed({ allowPrivate: [{ address: "127.0.0.1", port: server.port + 1 }] });
     expect(await failure([url(server.url("/cat.png"))], options)).toEqual({
       index: 0,
       failure: "blocked_address",
@@ -228,9 +228,15 @@ describe("image URLs", () => {
     expect(await failure([url(server.url("/loop"))])).toEqual({ index: 0, failure: "too_many_redirects" });
   });
 
-  it("refuses a redirect to a private address", async () => {
+  it.each([
+    "https://[::ffff:7f00:1]:PORT/cat.png",
+    "https://127.0.0.2:PORT/cat.png",
+    "https://[::1]:PORT/cat.png",
+    "https://169.254.169.254/latest/meta-data/",
+    "https://[::ffff:a9fe:a9fe]/latest/meta-data/",
+  ])("refuses a redirect to %s (not the allowed endpoint), before connecting", async (target) => {
     server.handle((_req, res) =>
-      res.writeHead(302, { location: `https://127.0.0.1:${server.port}/cat.png` }).end(),
+      res.writeHead(302, { location: target.replace("PORT", String(server.port)) }).end(),
     );
     expect(await failure([url(server.url("/redirect"))])).toEqual({ index: 0, failure: "blocked_address" });
     expect(server.requests).toEqual(["/redirect"]);

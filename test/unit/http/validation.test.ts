@@ -107,6 +107,42 @@ describe("toValidationItems", () => {
       "abcdef01-2345-6789-abcd-ef0123456789",
     );
   });
+
+  it.each([
+    ["hyphenated", "abcdef01-2345-6789-abcd-ef0123456789"],
+    ["upper case", "ABCDEF01-2345-6789-ABCD-EF0123456789"],
+    ["mixed case", "AbCdEf01-2345-6789-aBcD-eF0123456789"],
+    ["32 hex digits", "abcdef0123456789abcdef0123456789"],
+    ["32 hex digits, upper case", "ABCDEF0123456789ABCDEF0123456789"],
+    ["braces", "{abcdef01-2345-6789-abcd-ef0123456789}"],
+    ["braces, upper case", "{ABCDEF01-2345-6789-ABCD-EF0123456789}"],
+    ["urn:uuid:", "urn:uuid:abcdef01-2345-6789-abcd-ef0123456789"],
+    ["urn:uuid:, upper-case digits", "urn:uuid:ABCDEF01-2345-6789-ABCD-EF0123456789"],
+  ])("accepts the %s form and gives the canonical one", (_form, input) => {
+    expect(uuid("x").parse(input)).toBe("abcdef01-2345-6789-abcd-ef0123456789");
+  });
+
+  it.each([
+    ["URN:UUID:abcdef01-2345-6789-abcd-ef0123456789", "found `U` at 1"],
+    ["{abcdef0123456789abcdef0123456789}", "invalid group count: expected 5, found 1"],
+    ["urn:uuid:abcdef0123456789abcdef0123456789", "invalid group count: expected 5, found 1"],
+    ["urn:uuid:{abcdef01-2345-6789-abcd-ef0123456789}", "found `{` at 10"],
+    [" abcdef01-2345-6789-abcd-ef0123456789", "found ` ` at 1"],
+  ])("refuses %s as Pydantic does", (input, reason) => {
+    const result = uuid("x").safeParse(input, { reportInput: true });
+    expect(result.success).toBe(false);
+    const [item] = result.success ? [] : toValidationItems("body", result.error.issues, input);
+    expect(item).toMatchObject({ type: "uuid_parsing", loc: ["body"], input });
+    expect(item?.msg).toContain(reason);
+    expect(item?.msg).toBe(`Input should be a valid UUID, ${String(item?.ctx?.error)}`);
+  });
+
+  it("says the input should be a string when it is not one", () => {
+    const result = uuid("x").safeParse(42, { reportInput: true });
+    expect(result.success ? [] : toValidationItems("body", result.error.issues, 42)).toEqual([
+      { type: "string_type", loc: ["body"], msg: "Input should be a valid string", input: 42 },
+    ]);
+  });
 });
 
 describe("describeUuidProblem (Pydantic's wording)", () => {
@@ -118,6 +154,34 @@ describe("describeUuidProblem (Pydantic's wording)", () => {
     ["abc", "invalid length: expected length 32 for simple format, found 3"],
     ["aaaa-bbbb", "invalid group count: expected 5, found 2"],
     ["aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeee", "invalid group length in group 4: expected 12, found 11"],
+    ["abcdef0123456789abcdef01234567890", "invalid length: expected length 32 for simple format, found 33"],
+    [
+      "{xyz}",
+      "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `x` at 2",
+    ],
+    [
+      "urn:uuid:abc-g",
+      "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `g` at 14",
+    ],
+    [
+      "abcdef01-2345-6789-abcd-ef0123456789}",
+      "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `}` at 37",
+    ],
+    ["abcdef012-345-6789-abcd-ef0123456789", "invalid group length in group 0: expected 8, found 9"],
+    ["abcdef01-2345-6789-abcdef-0123456789", "invalid group length in group 3: expected 4, found 6"],
+    ["1234567-123-123-123-12345678901", "invalid group length in group 0: expected 8, found 7"],
+    // The crate would count the braces or the prefix into the last group (13, 22); it has 11 and 13.
+    ["{abcdef01-2345-6789-abcd-ef012345678}", "invalid group length in group 4: expected 12, found 11"],
+    [
+      "urn:uuid:abcdef01-2345-6789-abcd-ef01234567890",
+      "invalid group length in group 4: expected 12, found 13",
+    ],
+    ["a-b-c-d-e-f", "invalid group count: expected 5, found 6"],
+    ["", "invalid length: expected length 32 for simple format, found 0"],
+    [
+      "é",
+      "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `é` at 1",
+    ],
   ])("%s", (input, expected) => {
     expect(describeUuidProblem(input)).toBe(expected);
   });

@@ -56,6 +56,25 @@ describe("routing", () => {
     const event = (await (await fetch(`${api.baseUrl}/anything`)).json()) as EchoedEvent;
 
     expect(event.routeKey).toBe("$default");
+    expect(event.requestContext.authorizer).toBeUndefined();
+  });
+
+  it("runs the authorizer on the $default route when it is authorized", async () => {
+    const api = await emulator({
+      routes: [],
+      defaultRoute: echo,
+      defaultRouteAuthorized: true,
+      authorizer: {
+        fn: fn(() => ({ isAuthorized: true, context: { outcome: "allowed" } })),
+        identitySource: [],
+        resultsCacheTtlSeconds: 0,
+      },
+    });
+
+    const event = (await (await fetch(`${api.baseUrl}/anything`)).json()) as EchoedEvent;
+
+    expect(event.routeKey).toBe("$default");
+    expect(event.requestContext.authorizer).toEqual({ lambda: { outcome: "allowed" } });
   });
 });
 
@@ -246,6 +265,23 @@ describe("the Lambda authorizer", () => {
 
     expect(event.requestContext.authorizer).toEqual({
       lambda: { organizationId: "org", limit: 10, active: true },
+    });
+  });
+
+  it("hands every context value over as a string when told to, as a stringifying gateway would", async () => {
+    const authorizer = fn(() => ({
+      isAuthorized: true,
+      context: { organizationId: "org", limit: 10, active: true, tags: ["a"] },
+    }));
+    const api = await emulator({
+      ...route({ fn: authorizer, identitySource: [], resultsCacheTtlSeconds: 0 }),
+      authorizerContext: "strings",
+    });
+
+    const event = (await (await fetch(`${api.baseUrl}/secure`)).json()) as EchoedEvent;
+
+    expect(event.requestContext.authorizer).toEqual({
+      lambda: { organizationId: "org", limit: "10", active: "true", tags: '["a"]' },
     });
   });
 

@@ -6,13 +6,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { allowListFromEnvironment } from "#functions/net/outbound-address";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { toolEnvironment } from "#functions/tools/environment";
 import { createHttpGet } from "#functions/tools/http-get";
 
 const local = {
   TOOL_CREDENTIALS_KEY_FILE: "/tmp/tool.key",
-  TOOL_HTTP_ALLOW_PRIVATE: "1",
+  OUTBOUND_ALLOW_PRIVATE: "127.0.0.1:4000",
   TOOL_HTTP_ORIGIN_OVERRIDES: JSON.stringify({ "https://shop.example/": "http://127.0.0.1:4000/x" }),
 };
 
@@ -24,7 +25,7 @@ describe("tool environment", () => {
     expect(toolEnvironment(local)).toEqual({
       credentialKey: { kind: "key-file", path: "/tmp/tool.key" },
       http: {
-        allowPrivateNetwork: true,
+        allowPrivate: [{ address: "127.0.0.1", port: 4000 }],
         originOverrides: { "https://shop.example": "http://127.0.0.1:4000" },
       },
     });
@@ -49,11 +50,29 @@ describe("tool environment", () => {
   it("blocks a private address with the Lambda's settings", async () => {
     const http = createHttpGet(toolEnvironment({ ...local, AWS_LAMBDA_FUNCTION_NAME: "fn" }).http);
     const result = await http({
-      url: new URL("http://127.0.0.1:9/orders"),
+      url: new URL("http://127.0.0.1:4000/orders"),
       signal: new AbortController().signal,
       deadline: Date.now() + 2_000,
     });
     expect(result).toEqual({ kind: "unavailable", reason: "blocked_host" });
+  });
+
+  it("reads the allow list as exact loopback endpoints, and refuses anything else", () => {
+    expect(allowListFromEnvironment({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.1:4000, [::1]:5000" })).toEqual([
+      { address: "127.0.0.1", port: 4000 },
+      { address: "::1", port: 5000 },
+    ]);
+    for (const entry of ["10.0.0.1:80", "169.254.169.254:80", "[::ffff:a9fe:a9fe]:80", "192.168.1.1:443"]) {
+      expect(() => allowListFromEnvironment({ OUTBOUND_ALLOW_PRIVATE: entry }), entry).toThrow(/loopback/);
+    }
+    for (const entry of ["localhost:4000", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:99999", "*:80"]) {
+      expect(() => allowListFromEnvironment({ OUTBOUND_ALLOW_PRIVATE: entry }), entry).toThrow(
+        /IP address and port/,
+      );
+    }
+    expect(
+      allowListFromEnvironment({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.1:4000", AWS_LAMBDA_FUNCTION_NAME: "fn" }),
+    ).toEqual([]);
   });
 
   it("seals credentials with the local key file", async () => {

@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { isPrivateAddress } from "#functions/tools/host-guard";
 import { createHttpGet, type HttpGetRequest } from "#functions/tools/http-get";
 import { parseRateLimit, parseRetryAfter } from "#functions/tools/rate-limit";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 let handler: Handler;
+let port = 0;
 let seen: { method: string; url: string; headers: IncomingMessage["headers"] }[] = [];
 let base: string;
 const server = createServer((req, res) => {
@@ -24,7 +24,8 @@ const json =
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
 });
 afterAll(async () => {
   server.closeAllConnections();
@@ -35,7 +36,11 @@ beforeEach(() => {
   handler = json(200, []);
 });
 
-const http = createHttpGet({ allowPrivateNetwork: true, requestTimeoutMs: 2_000, deadlineMarginMs: 50 });
+/** The test server is on loopback: allowed exactly, as the local runtime allows its fakes. */
+const local = (options: Parameters<typeof createHttpGet>[0] = {}) =>
+  createHttpGet({ allowPrivate: [{ address: "127.0.0.1", port }], ...options });
+const http: ReturnType<typeof createHttpGet> = (request) =>
+  local({ requestTimeoutMs: 2_000, deadlineMarginMs: 50 })(request);
 const request = (path: string, extra: Partial<HttpGetRequest> = {}): HttpGetRequest => ({
   url: new URL(path, base),
   signal: new AbortController().signal,
@@ -106,9 +111,10 @@ describe("http-get: outcomes", () => {
   it("maps a refused connection to unavailable", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const port = (closed.address() as AddressInfo).port;
+    const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect(await http(request(`http://127.0.0.1:${port}/x`))).toEqual({
+    const allowed = createHttpGet({ allowPrivate: [{ address: "127.0.0.1", port: closedPort }] });
+    expect(await allowed(request(`http://127.0.0.1:${closedPort}/x`))).toEqual({
       kind: "unavailable",
       reason: "network",
     });
@@ -116,7 +122,7 @@ describe("http-get: outcomes", () => {
 
   it("caps the response size, with or without Content-Length", async () => {
     // Prepare
-    const small = createHttpGet({ allowPrivateNetwork: true, maxResponseBytes: 1_024 });
+    const small = local({ maxResponseBytes: 1_024 });
     const big = JSON.stringify({ pad: "x".repeat(4_000) });
     // Act
     handler = json(200, { pad: "x".repeat(4_000) }, { "content-length": String(Buffer.byteLength(big)) });
@@ -141,7 +147,7 @@ describe("http-get: time limits", () => {
 
   it("times out after the per-request timeout", async () => {
     handler = slow;
-    const quick = createHttpGet({ allowPrivateNetwork: true, requestTimeoutMs: 100 });
+    const quick = local({ requestTimeoutMs: 100 });
     const started = Date.now();
     expect(await quick(request("/x"))).toEqual({ kind: "timeout" });
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -254,37 +260,37 @@ describe("http-get: rate limits", () => {
 });
 
 describe("http-get: public hosts only", () => {
-  it("refuses loopback, private and metadata addresses before sending", async () => {
-    // Prepare
-    const guarded = createHttpGet({ resolveHost: async () => ["10.1.2.3"] });
+  it("refuses loopback, private and metadata addresses before connecting", async () => {
+    // Prepare: no allowance at all, and a name that resolves to a private address
+    const guarded = createHttpGet({ resolve: async () => [{ address: "10.1.2.3", family: 4 }] });
     // Act / Assess
-    expect(await guarded(request("/x"))).toEqual({ kind: "unavailable", reason: "blocked_host" });
-    expect(await guarded(request("https://169.254.169.254/latest/meta-data/"))).toEqual({
-      kind: "unavailable",
-      reason: "blocked_host",
-    });
-    expect(await guarded(request("https://shop.internal-name.example/x"))).toEqual({
+    for (const url of [
+      `http://127.0.0.1:${port}/x`,
+      `http://[::ffff:7f00:1]:${port}/x`,
+      `http://[0:0:0:0:0:ffff:7f00:1]:${port}/x`,
+      "https://[::ffff:a9fe:a9fe]/latest/meta-data/",
+      "https://169.254.169.254/latest/meta-data/",
+      "https://[64:ff9b::a9fe:a9fe]/",
+      "https://[2002:7f00:1::1]/",
+      "https://192.0.2.1/",
+      "https://shop.internal-name.example/x",
+    ]) {
+      expect(await guarded(request(url)), url).toEqual({ kind: "unavailable", reason: "blocked_host" });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it("allows a loopback endpoint only on its exact address and port", async () => {
+    // Prepare: 127.0.0.1 on another port is allowed, not this one; the mapped spelling is not 127.0.0.1
+    const other = createHttpGet({ allowPrivate: [{ address: "127.0.0.1", port: port + 1 }] });
+    const exact = local();
+    // Act / Assess
+    expect(await other(request("/x"))).toEqual({ kind: "unavailable", reason: "blocked_host" });
+    expect(await exact(request(`http://[::ffff:7f00:1]:${port}/x`))).toEqual({
       kind: "unavailable",
       reason: "blocked_host",
     });
     expect(seen).toHaveLength(0);
-  });
-
-  it("classifies addresses", () => {
-    for (const address of [
-      "127.0.0.1",
-      "10.0.0.1",
-      "172.16.5.4",
-      "192.168.1.1",
-      "169.254.169.254",
-      "::1",
-      "fd00::1",
-      "::ffff:127.0.0.1",
-    ]) {
-      expect(isPrivateAddress(address), address).toBe(true);
-    }
-    for (const address of ["93.184.216.34", "2606:2800:220:1::248", "172.32.0.1"]) {
-      expect(isPrivateAddress(address), address).toBe(false);
-    }
+    expect(await exact(request("/x"))).toMatchObject({ kind: "ok" });
   });
 });

@@ -1,11 +1,15 @@
-/** The one outbound POST of webhooks: address rules, no redirects, a time limit, a 1 KB excerpt. */
+/**
+ * The webhook POST over the shared outbound client: endpoint URL rules, no redirects, a time limit,
+ * a 1 KB excerpt, and the address guard's refusals reported as such.
+ */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkEndpointUrl,
+  createWebhookPoster,
+  type OutboundPolicy,
   outboundPolicyFromEnvironment,
-  postWebhook,
   publicOnly,
 } from "#functions/webhooks/outbound";
 
@@ -38,12 +42,15 @@ afterAll(
     }),
 );
 
-const local = () => ({ allowPrivate: [{ host: "127.0.0.1", port }] });
+const local = (): OutboundPolicy => ({ allowPrivate: [{ address: "127.0.0.1", port }] });
 const post = (path: string, timeoutMs = 2_000, policy = local()) =>
-  postWebhook({ url: `http://127.0.0.1:${port}${path}`, headers: {}, body: "{}", timeoutMs }, policy);
+  createWebhookPoster(policy)({ url: `http://127.0.0.1:${port}${path}`, headers: {}, body: "{}", timeoutMs });
 
 describe("endpoint addresses", () => {
-  const resolveTo = (...addresses: string[]) => ({ ...publicOnly, resolve: async () => addresses });
+  const resolveTo = (...addresses: string[]): OutboundPolicy => ({
+    ...publicOnly,
+    resolve: async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+  });
 
   it("accepts https on public addresses only", async () => {
     expect(await checkEndpointUrl("https://hooks.example.com/x", resolveTo("93.184.216.34"))).toBeUndefined();
@@ -67,20 +74,20 @@ describe("endpoint addresses", () => {
     ).toBe("unresolved");
   });
 
-  it("lets only exact allow-listed host:port pairs be private or plain http, and never in a Lambda", async () => {
-    const policy = outboundPolicyFromEnvironment({ WEBHOOK_ALLOW_PRIVATE: "127.0.0.1:4000" });
+  it("lets only exact allow-listed loopback endpoints be private or plain http, and never in a Lambda", async () => {
+    const policy = outboundPolicyFromEnvironment({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.1:4000" });
     expect(await checkEndpointUrl("http://127.0.0.1:4000/hook", policy)).toBeUndefined();
     expect(await checkEndpointUrl("http://127.0.0.1:4001/hook", policy)).toBe("not_https");
     expect(await checkEndpointUrl("https://127.0.0.1:4001/hook", policy)).toBe("blocked_address");
     const inLambda = outboundPolicyFromEnvironment({
-      WEBHOOK_ALLOW_PRIVATE: "127.0.0.1:4000",
+      OUTBOUND_ALLOW_PRIVATE: "127.0.0.1:4000",
       AWS_LAMBDA_FUNCTION_NAME: "fn",
     });
     expect(inLambda.allowPrivate).toEqual([]);
   });
 });
 
-describe("postWebhook", () => {
+describe("the webhook POST", () => {
   it("answers with the status and the body's first 1 KB", async () => {
     expect(await post("/ok")).toMatchObject({ kind: "answered", status: 201, response: "created" });
     const large = await post("/large");
@@ -100,13 +107,25 @@ describe("postWebhook", () => {
     expect(outcome.latencyMs).toBeGreaterThanOrEqual(290);
   });
 
-  it("keeps a 2xx whose body never ends, with what arrived", async () => {
-    expect(await post("/trickle", 300)).toMatchObject({ kind: "answered", status: 200, response: "partial" });
+  it("keeps a 2xx whose body never ends: the status decides", async () => {
+    expect(await post("/trickle", 300)).toMatchObject({ kind: "answered", status: 200 });
   });
 
-  it("never connects to an address outside the policy", async () => {
+  it("never connects to an address outside the policy, over http or https", async () => {
     hits.length = 0;
     expect(await post("/ok", 1_000, { allowPrivate: [] })).toMatchObject({ kind: "blocked_address" });
+    const https = await createWebhookPoster(publicOnly)({
+      url: `https://127.0.0.1:${port}/ok`,
+      headers: {},
+      body: "{}",
+      timeoutMs: 1_000,
+    });
+    expect(https).toMatchObject({ kind: "blocked_address" });
+    const rebound = await createWebhookPoster({
+      allowPrivate: [],
+      resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+    })({ url: `https://hooks.example.com:${port}/ok`, headers: {}, body: "{}", timeoutMs: 1_000 });
+    expect(rebound).toMatchObject({ kind: "blocked_address" });
     expect(hits).toEqual([]);
   });
 });

@@ -8,7 +8,11 @@ import type { LookupResult } from "#functions/tools/result";
 import { type PlatformFakes, type PlatformName, platformDemos } from "#test/fakes/platforms/index";
 
 export function httpFor(fakes: PlatformFakes, options: HttpGetOptions = {}): HttpGet {
-  return createHttpGet({ allowPrivateNetwork: true, originOverrides: fakes.originOverrides, ...options });
+  return createHttpGet({
+    allowPrivate: fakes.allowPrivate,
+    originOverrides: fakes.originOverrides,
+    ...options,
+  });
 }
 
 export function configured(stored: StoredTool): ConfiguredTool {
