@@ -28,6 +28,7 @@ import {
   domain,
   isLocal,
   newConversation,
+  runtimeLog,
   seedTenant,
   seedTool,
   type Tenant,
@@ -72,7 +73,7 @@ describe.runIf(isLocal)("webhooks", () => {
     // Prepare
     const tenant = await seedTenant();
     const hook = named("lifecycle");
-    const { endpointId } = await endpointFor(tenant, hook);
+    const { endpointId, secret } = await endpointFor(tenant, hook);
     // Act
     const conversationId = await newConversation(tenant, { external_id: "crm-7" });
     await sendMessage(tenant, conversationId, "hello");
@@ -120,6 +121,11 @@ describe.runIf(isLocal)("webhooks", () => {
     // Newest first.
     const times = page.deliveries.map((delivery) => delivery.deliveryId);
     expect([...times].sort().reverse()).toEqual(times);
+    // Neither the secret nor the event bodies are logged.
+    const log = runtimeLog();
+    expect(log).toContain(endpointId);
+    expect(log).not.toContain(secret.slice("whsec_".length));
+    expect(log).not.toContain('"content":"hello"');
   });
 
   it("sends lookup.completed with tool, platform, outcome and latency, and never the looked-up data or credentials", async () => {
