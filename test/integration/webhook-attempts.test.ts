@@ -10,6 +10,7 @@ import { createWebhookEndpoint, deleteWebhookEndpoint } from "#functions/domain/
 import { items, keys, records, type WebhookDeliveryRecord } from "#functions/store/items";
 import { type DeliveryContext, processDeliveryMessage } from "#functions/webhooks/delivery";
 import { createSecretOpener } from "#functions/webhooks/environment";
+import { fanOut } from "#functions/webhooks/fanout";
 import type { PostOutcome, WebhookPost } from "#functions/webhooks/outbound";
 import type { DeliveryMessage, QueuedMessage } from "#functions/webhooks/queue";
 import { defaultTimings } from "#functions/webhooks/timings";
@@ -186,5 +187,41 @@ describe.runIf(isLocal)("a delivery attempt", () => {
     );
     expect(Object.keys(records.webhookEndpoint(Item ?? {}).leases)).toEqual(["other-a#1"]);
     expect(records.webhookEndpoint(Item ?? {}).slowUntil).toBeUndefined();
+  });
+
+  it("is not repeated when the stream hands the same change over again, even after it was delivered", async () => {
+    // Prepare: a conversation's insert, as its stream record tells it.
+    const { ctx, queued, posts, delivery } = await setup();
+    const conversation = items.conversation({
+      conversationId: randomUUID(),
+      organizationId: delivery.organizationId,
+      chatbotId: randomUUID(),
+      contactId: randomUUID(),
+      status: "open",
+      turns: 0,
+      createdAt: new Date().toISOString(),
+    });
+    const change = {
+      eventName: "INSERT" as const,
+      keys: { PK: String(conversation.PK), SK: String(conversation.SK) },
+      newImage: conversation,
+      sequenceNumber: "100",
+      approximateCreationMs: Date.now(),
+    };
+    const drain = async () => {
+      while (queued.length > 0) {
+        const next = queued.shift();
+        if (next) await processDeliveryMessage(ctx, next.message);
+      }
+    };
+    // Act: the batch, its retry before anything was sent, and a replay after delivery.
+    await fanOut(ctx, [change]);
+    await fanOut(ctx, [change]);
+    await drain();
+    await fanOut(ctx, [change]);
+    await drain();
+    // Assess
+    expect(posts).toHaveLength(1);
+    expect(posts[0]?.body).toContain('"type":"conversation.created"');
   });
 });
