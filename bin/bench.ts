@@ -27,6 +27,7 @@ import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
+import { eventFunctions } from "#lib/event-sources";
 import { demoOrder } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
 import { allFunctions } from "#lib/routes";
@@ -49,6 +50,7 @@ const sdkClients: Record<string, string> = {
   "@aws-sdk/client-bedrock-runtime": "BedrockRuntimeClient",
   "@aws-sdk/client-secrets-manager": "SecretsManagerClient",
   "@aws-sdk/client-kms": "KMSClient",
+  "@aws-sdk/client-sqs": "SQSClient",
 };
 
 async function bundle(entry: string, outfile: string): Promise<Metafile> {
@@ -118,7 +120,7 @@ interface SizeRow {
 
 async function measureSizes(): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
-  for (const definition of allFunctions) {
+  for (const definition of [...allFunctions, ...eventFunctions]) {
     const out = join(work, `${definition.id}.mjs`);
     const metafile = await bundle(resolve(root, definition.entry), out);
     const clients = clientsIn(metafile);
