@@ -29,6 +29,8 @@ export type AuthorizerContext =
     }
   | { outcome: "invalid_key" }
   | { outcome: "subscription_inactive" }
+  /** The table did not answer in time: the integration answers 503. */
+  | { outcome: "unavailable" }
   | { outcome: "error" };
 
 export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
@@ -87,6 +89,7 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
     }
     case "invalid_key":
     case "subscription_inactive":
+    case "unavailable":
     case "error":
       return { outcome: context.outcome };
     default:
