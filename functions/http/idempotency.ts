@@ -17,6 +17,7 @@ import {
   handBackIdempotencyKey,
   type IdempotencyScope,
   requestFingerprint,
+  type StoredResponse,
   workFence,
 } from "#functions/domain/idempotency";
 import { AppError, toFormatB, validationError } from "#functions/errors";
@@ -62,7 +63,7 @@ export function idempotencyMiddleware(
             scope,
             owner,
             completed: false,
-            fence: <R>(respond: Parameters<typeof workFence<R>>[2]) =>
+            fence: <R>(respond: (result: R) => StoredResponse) =>
               workFence<R>(
                 context(),
                 { scope, owner, progress: claim.progress, onCompleted: () => (claimed.completed = true) },

@@ -156,9 +156,6 @@ describe("a stalled table", () => {
     for (const answer of answers) expectUnavailable(answer);
     const me = await runtime.call("GET", "/api/me", { key: tenant.apiKey });
     expect(me.status, me.text).toBe(200);
-    console.log(
-      `503 while the table is stalled, after (ms): ${answers.map((answer) => answer.elapsedMs).join(", ")}`,
-    );
   });
 
   it("gets a 503 from a route whose own table call stalls after the authorizer let the request in", async () => {
