@@ -14,6 +14,7 @@
  * at a loopback address or another origin, nor decrypt with a key file.
  */
 import { KMSClient } from "@aws-sdk/client-kms";
+import { awsClientOptions } from "#functions/aws-clients";
 import { allowListFromEnvironment } from "#functions/net/outbound-address";
 import {
   type CredentialCipher,
@@ -70,7 +71,7 @@ export function credentialCipherFor(key: CredentialKey | undefined): CredentialC
   const region = /^arn:[^:]+:kms:([^:]+):/.exec(key.keyId)?.[1] ?? "";
   let client = kmsClients.get(region);
   if (!client) {
-    client = new KMSClient(region ? { region } : {});
+    client = new KMSClient({ ...awsClientOptions("keys"), ...(region ? { region } : {}) });
     kmsClients.set(region, client);
   }
   return createKmsCredentialCipher({ client, keyId: key.keyId });

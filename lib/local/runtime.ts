@@ -21,7 +21,7 @@ import {
   localCredentials,
   localRegion,
   type RunningDynamoDb,
-  startDynamoDbLocal,
+  superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { bundleFunctions, loadFunctions } from "./functions.ts";
 import {
@@ -44,12 +44,25 @@ export interface LocalRuntimeOptions {
   environment?: Record<string, string>;
   /** Hand the authorizer's context to the functions with its types (default) or as strings. */
   authorizerContext?: AuthorizerContextShape;
+  /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
+  buildDirectory?: string;
+  /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
+  log?: (line: string) => void;
+  /** DynamoDB Local is running again as process `pid`, with its data. */
+  onDatabaseRestarted?: (pid: number) => void;
+  /**
+   * DynamoDB Local is gone for good (in-memory data lost, or it cannot be restarted): the runtime
+   * must not go on serving. Default: print `message` and exit the process with status 1.
+   */
+  onDatabaseLost?: (message: string) => void;
 }
 
 export interface LocalRuntime {
   baseUrl: string;
   tableName: string;
   dynamoDbEndpoint: string;
+  /** DynamoDB Local's (Java) process id; a restart changes it. */
+  readonly dynamoDbPid: number;
   /** A DynamoDB client for the local table (seeding, the operator CLI). */
   dynamoDb: DynamoDBClient;
   /** The look-up tools' settings the functions got; the operator CLI needs the same (runtime.json). */
@@ -97,8 +110,26 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
       OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };
-    dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
-    const dynamoDb = new DynamoDBClient({
+    const log = options.log ?? ((line: string) => console.error(`[dynamodb-local] ${line}`));
+    let dynamoDb: DynamoDBClient | undefined;
+    dynamo = await superviseDynamoDbLocal(
+      options.dataDirectory ? { dataDirectory: options.dataDirectory } : {},
+      {
+        log,
+        restarted: async (pid) => {
+          // The data folder holds the table; make sure of it all the same before saying it is back.
+          if (dynamoDb) await ensureTable(dynamoDb, tableName);
+          options.onDatabaseRestarted?.(pid);
+        },
+        failed:
+          options.onDatabaseLost ??
+          ((message) => {
+            console.error(`[dynamodb-local] ${message}`);
+            process.exit(1);
+          }),
+      },
+    );
+    dynamoDb = new DynamoDBClient({
       endpoint: dynamo.endpoint,
       region: localRegion,
       credentials: localCredentials,
@@ -123,7 +154,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...options.environment,
     });
 
-    const bundles = await bundleFunctions(allFunctions, resolve(localDirectory, "build"));
+    const bundles = await bundleFunctions(
+      allFunctions,
+      options.buildDirectory ?? resolve(localDirectory, "build"),
+    );
     const functions = await loadFunctions(allFunctions, bundles, "local");
     const fn = (id: string) => {
       const found = functions.get(id);
@@ -148,11 +182,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
       },
     });
-    const running = { dynamo, emulator, shop };
+    const running = { dynamo, emulator, shop, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
+      get dynamoDbPid() {
+        return running.dynamo.pid;
+      },
       dynamoDb,
       toolEnvironment,
       ...(shop
@@ -168,7 +205,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         : {}),
       stop: async () => {
         await running.emulator.close();
-        dynamoDb.destroy();
+        running.dynamoDb.destroy();
         await running.dynamo.stop();
         await running.shop?.stop();
       },
