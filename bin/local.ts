@@ -7,6 +7,11 @@
  *   npm start -- --port 8080
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
+ *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
+ *                                               a second runtime beside the first
+ *
+ * DynamoDB Local is supervised: if it dies, it is restarted with its data (the log says so), or,
+ * with --ephemeral (its data died with it), everything stops with a message and exit status 1.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -23,8 +28,14 @@ const { values } = parseArgs({
     port: { type: "string", default: process.env.PORT ?? "3000" },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
+    /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
+    "data-directory": { type: "string", default: resolve(localDirectory, "dynamodb") },
+    /** Where the local SQS keeps its queues and the stream emulator its checkpoints (ignored with --ephemeral). */
+    "event-state-directory": { type: "string", default: localDirectory },
+    /** Where the function bundles are written. */
+    "build-directory": { type: "string", default: resolve(localDirectory, "build") },
     "demo-file": { type: "string", default: resolve(localDirectory, "demo.json") },
-    /** Where to write {baseUrl, tableName, dynamoDbEndpoint} (the operator CLI reads .local/runtime.json). */
+    /** Where to write {baseUrl, tableName, dynamoDbEndpoint, dynamoDbPid, …} (the operator CLI reads .local/runtime.json). */
     "runtime-file": { type: "string" },
     /** `typed` (default) or `strings`: how the authorizer's context reaches the functions. */
     "authorizer-context": { type: "string", default: "typed" },
@@ -37,24 +48,42 @@ if (authorizerContext !== "typed" && authorizerContext !== "strings") {
 }
 
 mkdirSync(localDirectory, { recursive: true });
+let stopping = false;
+// Set once the runtime is up; DynamoDB Local can die before that (during bundling).
+let started: { stop(): Promise<void>; writeRuntimeFile(): void } | undefined;
 const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
   authorizerContext,
   ...(values.ephemeral
     ? {}
-    : { dataDirectory: resolve(localDirectory, "dynamodb"), eventStateDirectory: localDirectory }),
+    : {
+        dataDirectory: resolve(values["data-directory"]),
+        eventStateDirectory: resolve(values["event-state-directory"]),
+      }),
+  buildDirectory: resolve(values["build-directory"]),
+  log: (line) => console.error(`[dynamodb-local] ${line}`),
+  onDatabaseRestarted: () => started?.writeRuntimeFile(),
+  onDatabaseLost: (message) => {
+    console.error(`[dynamodb-local] ${message}`);
+    if (stopping) return;
+    stopping = true;
+    void (started?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+  },
 });
 // The operator CLI finds the local table through this file (an ephemeral run writes none unless asked).
 const runtimeFile =
   values["runtime-file"] ?? (values.ephemeral ? undefined : resolve(localDirectory, "runtime.json"));
-if (runtimeFile)
+function writeRuntimeFile(): void {
+  if (!runtimeFile) return;
   writeFileSync(
     runtimeFile,
     `${JSON.stringify(
       {
         tableName: runtime.tableName,
         dynamoDbEndpoint: runtime.dynamoDbEndpoint,
+        // Fault tests stall (SIGSTOP) or kill this process; it changes when DynamoDB Local is restarted.
+        dynamoDbPid: runtime.dynamoDbPid,
         baseUrl: runtime.baseUrl,
         // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
         // reaches the same sample shop and queues redeliveries on the same local SQS.
@@ -64,6 +93,9 @@ if (runtimeFile)
       2,
     )}\n`,
   );
+}
+writeRuntimeFile();
+started = { stop: () => runtime.stop(), writeRuntimeFile };
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
@@ -103,7 +135,6 @@ in the same conversation. Tools: npm run admin -- tools list --org ${demo.organi
 Ctrl-C stops everything.
 `);
 
-let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;

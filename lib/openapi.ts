@@ -118,6 +118,16 @@ const errorExamples: Record<number, { description: string; example: unknown; sch
     example: { detail: "Internal server error" },
     schema: "DetailString",
   },
+  503: {
+    description:
+      "A service this API depends on (its database) is down or too slow. Retry after `Retry-After` seconds; with the same Idempotency-Key, a retry never repeats work the failed request may have done.",
+    example: { detail: "Service temporarily unavailable" },
+    schema: "DetailString",
+  },
+};
+
+const retryAfterHeader = {
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
 };
 
 export async function buildOpenApiDocument(): Promise<JsonSchema> {
@@ -171,10 +181,14 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         description: error.description,
         headers:
           status === 429
-            ? { ...headers, "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } }
-            : status === 401
-              ? { ...headers, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
-              : headers,
+            ? { ...headers, ...retryAfterHeader }
+            : status === 503
+              ? { ...requestIdHeader, ...retryAfterHeader }
+              : status === 409 && contract.idempotent
+                ? { ...headers, ...retryAfterHeader }
+                : status === 401
+                  ? { ...headers, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
+                  : headers,
         content: {
           "application/json": {
             schema: { $ref: `#/components/schemas/${error.schema}` },

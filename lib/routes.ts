@@ -47,8 +47,12 @@ export interface RouteDefinition extends FunctionDefinition {
   auth: "apiKey" | "none";
 }
 
-/** Idempotency records are read and written by both POST routes. */
-const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] as const;
+/**
+ * Idempotency records are claimed (PutItem) and taken over, handed back or completed (UpdateItem) by
+ * both POST routes, completions inside the work's own TransactWriteItems (which needs the actions of
+ * its parts). A record is never deleted: it expires.
+ */
+const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem"] as const;
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -70,7 +74,8 @@ export const routes: readonly RouteDefinition[] = [
     entry: "functions/handlers/send-message.ts",
     memoryMb: 1024,
     timeoutSeconds: 29,
-    // GetItem: a look-up's cached result; UpdateItem also takes tool request tokens and keeps collected details.
+    // GetItem: a look-up's cached result, and the conversation of a turn an earlier attempt began;
+    // UpdateItem also takes tool request tokens and keeps collected details.
     table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
     grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
   },

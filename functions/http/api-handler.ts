@@ -17,10 +17,11 @@
 import middy, { type MiddlewareObj, type Request } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type * as z from "zod/mini";
-import type { IdempotencyScope } from "#functions/domain/idempotency";
+import type { IdempotencyScope, StoredResponse, WorkFence } from "#functions/domain/idempotency";
 import {
   AppError,
   type AppError as AppErrorType,
+  serviceUnavailable,
   toFormatB,
   type ValidationItem,
   validationError,
@@ -85,6 +86,11 @@ export interface ApiRequest<C extends RouteContract> {
   rawPath: string;
   /** Milliseconds left before the Lambda times out. */
   remainingTimeMs: () => number;
+  /**
+   * Set when the request carries an Idempotency-Key this attempt owns: the work writes through the
+   * key's fence, which stores the answer `render` makes of its result with its last write.
+   */
+  idempotency: { fence<R>(render: (result: R) => ApiResult<C>): WorkFence<R> } | undefined;
 }
 
 export interface ApiResult<C extends RouteContract> {
@@ -106,7 +112,14 @@ export interface RouteState {
   caller: Caller | undefined;
   input: { body: unknown; query: unknown; path: unknown };
   /** Set when this request claimed its Idempotency-Key. */
-  idempotency?: { scope: IdempotencyScope; owner: string };
+  idempotency?: {
+    scope: IdempotencyScope;
+    owner: string;
+    /** The work's fence, given how its result is answered. */
+    fence<R>(respond: (result: R) => StoredResponse): WorkFence<R>;
+    /** The work stored its answer through the fence: nothing is left to store. */
+    completed: boolean;
+  };
   /** Set when an earlier request with the same Idempotency-Key already answered. */
   replay?: { statusCode: number; body: string; headers: Record<string, string> };
 }
@@ -136,6 +149,10 @@ export function apiHandler<C extends RouteContract>(
   }
   const chain = middy<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>({
     timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
+    // Out of time means something we waited on was too slow: a 503, never Lambda's own timeout.
+    timeoutEarlyResponse: () => {
+      throw serviceUnavailable(new Error("the function ran out of time"));
+    },
   })
     .use(responseMiddleware(contract))
     .use(contract.auth === "none" ? noopMiddleware : authMiddleware(contract.auth === "optionalApiKey"));
@@ -146,6 +163,7 @@ export function apiHandler<C extends RouteContract>(
   const handler = chain.handler(async (event, context) => {
     const state = stateOf(chainRequestFor(event));
     if (state.replay) return state.replay;
+    const claimed = state.idempotency;
     const result = await run({
       caller: state.caller as ApiRequest<C>["caller"],
       body: state.input.body as Parsed<C["body"]>,
@@ -155,15 +173,25 @@ export function apiHandler<C extends RouteContract>(
       method: event.requestContext.http.method,
       rawPath: event.rawPath,
       remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
+      idempotency: claimed
+        ? {
+            fence: <R>(render: (result: R) => ApiResult<C>) =>
+              claimed.fence<R>((r) => lambdaResult(render(r))),
+          }
+        : undefined,
     });
-    return {
-      statusCode: result.status ?? 200,
-      headers: result.headers ?? {},
-      body: JSON.stringify(result.body),
-    };
+    return lambdaResult(result);
   });
 
   return (event, context) => withRequestScope(event.requestContext.requestId, () => handler(event, context));
+}
+
+function lambdaResult(result: ApiResult<RouteContract>): ApiResponse & { body: string } {
+  return {
+    statusCode: result.status ?? 200,
+    headers: result.headers ?? {},
+    body: JSON.stringify(result.body),
+  };
 }
 
 // Middy hands middlewares the request object but the handler only the event; this map bridges them.
@@ -220,6 +248,8 @@ function responseMiddleware(
       const error = request.error;
       if (!(error instanceof AppError)) {
         log.error("unhandled error", { route: contract.operationId, ...describeError(error) });
+      } else if (error.code === "service_unavailable") {
+        log.warn("dependency unavailable", { route: contract.operationId, ...describeError(error.cause) });
       }
       const formatted = toFormatB(error);
       // Returning a value ends Middy's onError chain with this response.
@@ -269,6 +299,7 @@ function authMiddleware(
         throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
       }
       if (verdict.outcome === "subscription_inactive") throw new AppError("subscription_inactive");
+      if (verdict.outcome === "unavailable") throw serviceUnavailable();
       if (verdict.outcome === "error") throw new Error("authorizer reported an internal error");
       annotateRequest({ organizationId: verdict.organizationId, keyId: verdict.keyId });
       if (verdict.outcome === "rate_limited") throw rateLimitedError(verdict);

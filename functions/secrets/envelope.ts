@@ -18,6 +18,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { open, readFile } from "node:fs/promises";
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
+import { awsClientOptions } from "#functions/aws-clients";
 
 /** Whose secret an envelope holds: a look-up tool's credentials or a webhook endpoint's signing secret. */
 export type SealContext =
@@ -202,7 +203,7 @@ export function envelopeCipherFor(key: EnvelopeKey | undefined): EnvelopeCipher 
   const region = /^arn:[^:]+:kms:([^:]+):/.exec(key.keyId)?.[1] ?? "";
   let client = kmsClients.get(region);
   if (!client) {
-    client = new KMSClient(region ? { region } : {});
+    client = new KMSClient({ ...awsClientOptions("keys"), ...(region ? { region } : {}) });
     kmsClients.set(region, client);
   }
   return createKmsEnvelopeCipher({ client, keyId: key.keyId });

@@ -9,6 +9,7 @@
  *   WEBHOOK_QUEUE_URL   the queue (set by the stack; by the local runtime for its local SQS)
  */
 import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { awsClientOptions } from "#functions/aws-clients";
 
 export interface DeliveryMessage {
   organizationId: string;
@@ -65,7 +66,8 @@ export function deliveryQueueFromEnvironment(): DeliveryQueue {
   if (!fromEnvironment) {
     const queueUrl = process.env.WEBHOOK_QUEUE_URL;
     if (!queueUrl) throw new Error("WEBHOOK_QUEUE_URL is not set");
-    fromEnvironment = createSqsDeliveryQueue(new SQSClient({}), queueUrl);
+    // Bounded like every other AWS call: a silent queue fails the message, which is then retried.
+    fromEnvironment = createSqsDeliveryQueue(new SQSClient(awsClientOptions("request")), queueUrl);
   }
   return fromEnvironment;
 }

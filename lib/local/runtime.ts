@@ -23,7 +23,7 @@ import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
-import { describeError, log } from "#functions/log";
+import { describeError, log as jsonLog } from "#functions/log";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
@@ -33,7 +33,7 @@ import {
   localCredentials,
   localRegion,
   type RunningDynamoDb,
-  startDynamoDbLocal,
+  superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { bundleFunctions, loadFunctions } from "./functions.ts";
 import {
@@ -61,12 +61,25 @@ export interface LocalRuntimeOptions {
   environment?: Record<string, string>;
   /** Hand the authorizer's context to the functions with its types (default) or as strings. */
   authorizerContext?: AuthorizerContextShape;
+  /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
+  buildDirectory?: string;
+  /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
+  log?: (line: string) => void;
+  /** DynamoDB Local is running again as process `pid`, with its data. */
+  onDatabaseRestarted?: (pid: number) => void;
+  /**
+   * DynamoDB Local is gone for good (in-memory data lost, or it cannot be restarted): the runtime
+   * must not go on serving. Default: print `message` and exit the process with status 1.
+   */
+  onDatabaseLost?: (message: string) => void;
 }
 
 export interface LocalRuntime {
   baseUrl: string;
   tableName: string;
   dynamoDbEndpoint: string;
+  /** DynamoDB Local's (Java) process id; a restart changes it. */
+  readonly dynamoDbPid: number;
   /** A DynamoDB client for the local table (seeding, the operator CLI). */
   dynamoDb: DynamoDBClient;
   /** The look-up tools' settings the functions got; the operator CLI needs the same (runtime.json). */
@@ -120,8 +133,26 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
       OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };
-    dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
-    const dynamoDb = new DynamoDBClient({
+    const log = options.log ?? ((line: string) => console.error(`[dynamodb-local] ${line}`));
+    let dynamoDb: DynamoDBClient | undefined;
+    dynamo = await superviseDynamoDbLocal(
+      options.dataDirectory ? { dataDirectory: options.dataDirectory } : {},
+      {
+        log,
+        restarted: async (pid) => {
+          // The data folder holds the table; make sure of it all the same before saying it is back.
+          if (dynamoDb) await ensureTable(dynamoDb, tableName);
+          options.onDatabaseRestarted?.(pid);
+        },
+        failed:
+          options.onDatabaseLost ??
+          ((message) => {
+            console.error(`[dynamodb-local] ${message}`);
+            process.exit(1);
+          }),
+      },
+    );
+    dynamoDb = new DynamoDBClient({
       endpoint: dynamo.endpoint,
       region: localRegion,
       credentials: localCredentials,
@@ -163,7 +194,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
 
     const everyFunction = [...allFunctions, ...eventFunctions];
-    const bundles = await bundleFunctions(everyFunction, resolve(localDirectory, "build"));
+    const bundles = await bundleFunctions(
+      everyFunction,
+      options.buildDirectory ?? resolve(localDirectory, "build"),
+    );
     const functions = await loadFunctions(everyFunction, bundles, "local");
     const fn = (id: string) => {
       const found = functions.get(id);
@@ -193,7 +227,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       region: localRegion,
       credentials: localCredentials,
     });
-    const onError = (message: string, error: unknown) => log.warn(message, describeError(error));
+    const onError = (message: string, error: unknown) => jsonLog.warn(message, describeError(error));
     const sqsClient = sqs.client;
     for (const source of streamSources) {
       const failureQueue = queueUrl(source.onFailureQueueId);
@@ -235,11 +269,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         }),
       );
     }
-    const running = { dynamo, emulator, shop, sqs };
+    const running = { dynamo, emulator, shop, sqs, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
+      get dynamoDbPid() {
+        return running.dynamo.pid;
+      },
       dynamoDb,
       toolEnvironment,
       webhookEnvironment,
@@ -259,7 +296,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         streams.destroy();
         await running.emulator.close();
         await running.sqs.stop();
-        dynamoDb.destroy();
+        running.dynamoDb.destroy();
         await running.dynamo.stop();
         await running.shop?.stop();
       },
