@@ -9,6 +9,8 @@
  * 3. A message turn: the handler's own time with a zero-delay local model, and its DynamoDB calls.
  * 4. A stalled table (DynamoDB Local under SIGSTOP): how long each route takes to answer its 503,
  *    stalled before the request (the authorizer finds no table) and at the handler's first call.
+ * 5. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
+ *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -23,15 +25,18 @@ import { createChatbot } from "#functions/domain/chatbots";
 import { systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { addTool } from "#functions/domain/tools";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
+import { eventFunctions } from "#lib/event-sources";
 import { demoOrder } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
 import { allFunctions } from "#lib/routes";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const INIT_RUNS = 11;
@@ -47,6 +52,7 @@ const sdkClients: Record<string, string> = {
   "@aws-sdk/client-bedrock-runtime": "BedrockRuntimeClient",
   "@aws-sdk/client-secrets-manager": "SecretsManagerClient",
   "@aws-sdk/client-kms": "KMSClient",
+  "@aws-sdk/client-sqs": "SQSClient",
 };
 
 async function bundle(entry: string, outfile: string): Promise<Metafile> {
@@ -116,7 +122,7 @@ interface SizeRow {
 
 async function measureSizes(): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
-  for (const definition of allFunctions) {
+  for (const definition of [...allFunctions, ...eventFunctions]) {
     const out = join(work, `${definition.id}.mjs`);
     const metafile = await bundle(resolve(root, definition.entry), out);
     const clients = clientsIn(metafile);
@@ -180,8 +186,11 @@ async function countingProxy(target: string): Promise<{
       const body = Buffer.concat(chunks);
       const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
       const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      calls.push({ operation, partitionKey });
-      hooks.onCall?.({ operation, partitionKey });
+      // The webhook pipeline works after the request, on its own keys; it is counted in section 5.
+      if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) {
+        calls.push({ operation, partitionKey });
+        hooks.onCall?.({ operation, partitionKey });
+      }
       const forward = request(
         {
           host: upstream.hostname,
@@ -332,7 +341,7 @@ async function measureCalls(): Promise<{
 
     // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
     // and e-mail in one message, first asked (cache miss), then asked again (answered from cache).
-    const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+    const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
     const lookupBot = await createChatbot(ctx, {
       organizationId: organization.organizationId,
       name: "Bench look-up bot",
@@ -507,6 +516,7 @@ try {
     `${pad("request", 42)}${pad("stalled before the request", 30)}stalled at the handler's first call`,
   );
   for (const row of stalled) console.log(`${pad(row.name, 42)}${pad(row.before, 30)}${row.inHandler}`);
+  printWebhookFigures(await measureWebhooks());
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -7,7 +7,8 @@
  *   npm start -- --port 8080
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
- *   npm start -- --data-directory /tmp/data --build-directory /tmp/build   a second runtime beside the first
+ *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
+ *                                               a second runtime beside the first
  *
  * DynamoDB Local is supervised: if it dies, it is restarted with its data (the log says so), or,
  * with --ephemeral (its data died with it), everything stops with a message and exit status 1.
@@ -16,8 +17,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
     "data-directory": { type: "string", default: resolve(localDirectory, "dynamodb") },
+    /** Where the local SQS keeps its queues and the stream emulator its checkpoints (ignored with --ephemeral). */
+    "event-state-directory": { type: "string", default: localDirectory },
     /** Where the function bundles are written. */
     "build-directory": { type: "string", default: resolve(localDirectory, "build") },
     "demo-file": { type: "string", default: resolve(localDirectory, "demo.json") },
@@ -51,7 +55,12 @@ const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
   authorizerContext,
-  ...(values.ephemeral ? {} : { dataDirectory: resolve(values["data-directory"]) }),
+  ...(values.ephemeral
+    ? {}
+    : {
+        dataDirectory: resolve(values["data-directory"]),
+        eventStateDirectory: resolve(values["event-state-directory"]),
+      }),
   buildDirectory: resolve(values["build-directory"]),
   log: (line) => console.error(`[dynamodb-local] ${line}`),
   onDatabaseRestarted: () => started?.writeRuntimeFile(),
@@ -76,8 +85,9 @@ function writeRuntimeFile(): void {
         // Fault tests stall (SIGSTOP) or kill this process; it changes when DynamoDB Local is restarted.
         dynamoDbPid: runtime.dynamoDbPid,
         baseUrl: runtime.baseUrl,
-        // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
-        environment: runtime.toolEnvironment,
+        // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
+        // reaches the same sample shop and queues redeliveries on the same local SQS.
+        environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
       },
       null,
       2,
@@ -86,7 +96,7 @@ function writeRuntimeFile(): void {
 }
 writeRuntimeFile();
 started = { stop: () => runtime.stop(), writeRuntimeFile };
-const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
     db: createDb(runtime.tableName, runtime.dynamoDb),
@@ -106,7 +116,8 @@ Chatbot Conversation API (local)
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
-  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint}
+  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint} (stream → webhook fan-out)
+  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries)
   Demo file     ${values["demo-file"]}
 
 Start a conversation:

@@ -22,7 +22,10 @@ export type TableAction =
 export type ExtraGrant =
   | "bedrock:invoke-configured-models"
   | "secrets:read-model-keys"
-  | "kms:decrypt-tool-credentials";
+  | "kms:decrypt-tool-credentials"
+  | "sqs:send-webhook-deliveries"
+  | "kms:decrypt-webhook-secrets"
+  | "kms:seal-webhook-secrets";
 
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */

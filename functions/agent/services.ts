@@ -40,8 +40,9 @@ import type {
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
 import { allowListFromEnvironment } from "#functions/net/outbound-address";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
-import { credentialCipherFor, type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
+import { type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
 import { createHttpGet, type HttpGet } from "#functions/tools/http-get";
 import { createSecretReader, createTurnToolBox, type SecretReader } from "#functions/tools/turn";
 
@@ -135,7 +136,7 @@ export function createAgentServices(
       const settings = environment.tools;
       if (!settings || request.bundle.tools.length === 0) return emptyToolBox;
       toolHttp ??= createHttpGet(settings.http);
-      toolSecrets ??= createSecretReader(credentialCipherFor(settings.credentialKey));
+      toolSecrets ??= createSecretReader(envelopeCipherFor(settings.credentialKey));
       const box = createTurnToolBox(
         {
           organizationId: request.organizationId,

@@ -15,7 +15,7 @@ import { isoTime } from "#functions/domain/context";
 import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";
-import { cancellationReasons, refusedAs, type TransactAction } from "#functions/store/conditions";
+import { cancellationReasons, refusedItem, type TransactAction } from "#functions/store/conditions";
 import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";
 
 export interface StartConversationInput {
@@ -120,24 +120,31 @@ export async function startConversation(
   return started;
 }
 
-/** Closes a conversation (operator side); further messages get 409. Idempotent. */
+/**
+ * Closes a conversation (operator side); further messages get 409. Idempotent: closing a closed
+ * conversation changes nothing (so it records no second transition, and no second event).
+ */
 export async function closeConversation(
   ctx: DomainContext,
   input: { organizationId: string; conversationId: string },
 ): Promise<ConversationRecord> {
-  const result = await refusedAs(
-    ctx.db.client.send(
+  try {
+    const result = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(input.organizationId, input.conversationId),
-        UpdateExpression: "SET #status = :closed",
-        ConditionExpression: "attribute_exists(PK)",
+        UpdateExpression: "SET #status = :closed, statusChangedAt = :now",
+        ConditionExpression: "attribute_exists(PK) AND #status <> :closed",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":closed": "closed" },
+        ExpressionAttributeValues: { ":closed": "closed", ":now": isoTime(ctx.clock()) },
         ReturnValues: "ALL_NEW",
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),
-    ),
-    () => new AppError("conversation_not_found"),
-  );
-  return records.conversation(result.Attributes ?? {});
+    );
+    return records.conversation(result.Attributes ?? {});
+  } catch (error) {
+    const stored = refusedItem(error);
+    if (!stored) throw new AppError("conversation_not_found");
+    return records.conversation(stored);
+  }
 }

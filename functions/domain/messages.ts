@@ -44,6 +44,7 @@ import {
   type Item,
   items,
   keys,
+  type LookupSummary,
   type MessageRecord,
   messageSortKey,
   prefixes,
@@ -76,9 +77,13 @@ export interface AgentServices {
   toolBoxFor(turn: ToolBoxRequest): Promise<TurnToolBox>;
 }
 
-/** A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the conversation. */
+/**
+ * A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the
+ * conversation, and the look-ups they made, kept with the reply (their webhook events).
+ */
 export interface TurnToolBox extends ToolBox {
   collected?(): Record<string, string>;
+  lookups?(): LookupSummary[];
 }
 
 export interface ToolBoxRequest {
@@ -158,6 +163,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const visitorMessage: MessageRecord = {
       messageId: randomUUID(),
       conversationId: conversation.conversationId,
+      chatbotId: conversation.chatbotId,
       turn,
       index: 0,
       role: "user",
@@ -183,6 +189,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const replies: MessageRecord[] = reply.messages.map((content, position) => ({
       messageId: randomUUID(),
       conversationId: conversation.conversationId,
+      chatbotId: conversation.chatbotId,
       turn,
       index: position + 1,
       role: "assistant",
@@ -195,6 +202,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       ...(position === 0 && reply.modelLatencyMs !== undefined
         ? { modelLatencyMs: reply.modelLatencyMs }
         : {}),
+      ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
     }));
     const result: TurnResult = { conversationId: conversation.conversationId, messages: replies };
     await Promise.all([
@@ -331,6 +339,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   fallback: boolean;
   /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
   collected?: Record<string, string>;
+  /** The look-ups this turn made (absent: none). */
+  lookups?: LookupSummary[];
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
@@ -338,7 +348,8 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
   let tools: TurnToolBox | undefined;
   const collected = () => {
     const values = tools?.collected?.();
-    return values ? { collected: values } : {};
+    const lookups = tools?.lookups?.() ?? [];
+    return { ...(values ? { collected: values } : {}), ...(lookups.length > 0 ? { lookups } : {}) };
   };
   try {
     const [engine, toolBox] = await Promise.all([

@@ -57,6 +57,16 @@ export const keys = {
     PK: `IDEM#${keyId}#${idempotencyKeyHash}`,
     SK: "IDEM",
   }),
+  /** An organization's webhook endpoints share one partition: the fan-out reads them with one Query. */
+  webhookEndpoint: (organizationId: string, endpointId: string): Key => ({
+    PK: `ORG#${organizationId}#WEBHOOKS`,
+    SK: `WHEP#${endpointId}`,
+  }),
+  /** One event's delivery to one endpoint; delivery ids sort by event time (UUIDv7 layout). */
+  webhookDelivery: (organizationId: string, endpointId: string, deliveryId: string): Key => ({
+    PK: `ORG#${organizationId}#WHEP#${endpointId}`,
+    SK: `DLV#${deliveryId}`,
+  }),
 } as const;
 
 /** Partition and sort-key prefixes used by Queries; each prefix ends in its separator. */
@@ -67,7 +77,23 @@ export const prefixes = {
   messages: "MSG#",
   knowledge: "KNOW#",
   tools: "TOOL#",
+  webhooksPartition: (organizationId: string) => `ORG#${organizationId}#WEBHOOKS`,
+  webhookEndpoints: "WHEP#",
+  deliveriesPartition: (organizationId: string, endpointId: string) =>
+    `ORG#${organizationId}#WHEP#${endpointId}`,
+  deliveries: "DLV#",
 } as const;
+
+/**
+ * The organization and conversation a conversation-partition key (`ORG#{org}#CONV#{conv}`) names,
+ * for code that gets items without their ids (table stream records of messages); undefined otherwise.
+ */
+export function conversationPartitionIds(
+  partitionKey: string,
+): { organizationId: string; conversationId: string } | undefined {
+  const match = /^ORG#([^#]+)#CONV#([^#]+)$/.exec(partitionKey);
+  return match?.[1] && match[2] ? { organizationId: match[1], conversationId: match[2] } : undefined;
+}
 
 /** GSI1: an organization's API keys and chatbots, and the list of organizations. */
 export const gsi1 = {
@@ -163,6 +189,8 @@ export interface ConversationRecord {
   contactId: string;
   externalId?: string;
   status: ConversationStatus;
+  /** When `status` last changed (its webhook event's time). */
+  statusChangedAt?: string;
   /** Number of turns started; allocates each turn's message sort keys. */
   turns: number;
   createdAt: string;
@@ -187,7 +215,7 @@ export interface ToolRecord {
   description?: string;
   /** Cap on requests this tool sends to its platform (token bucket, per minute). */
   requestsPerMinute: number;
-  /** The credentials, encrypted (tools/credentials.ts envelope); decrypted only to call the platform. */
+  /** The credentials, encrypted (secrets/envelope.ts envelope); decrypted only to call the platform. */
   credentials?: string;
   /** Masked credentials (`••••7c6b`), what operators are shown instead. */
   credentialHints?: Record<string, string>;
@@ -210,9 +238,23 @@ export type StoredAttachment =
   | { type: "image"; url: string; media_type?: string }
   | { type: "image"; media_type: string; sha256: string; size: number };
 
+/** One look-up a reply made (its `lookup.completed` event): never values, credentials or found data. */
+export interface LookupSummary {
+  toolId: string;
+  toolName: string;
+  /** The tool's template kind: the platform it reads (`woocommerce`, `sendcloud`, …, `http-get`). */
+  platform: string;
+  /** The result kind: found, not_found, auth_failed, rate_limited, timeout or unavailable. */
+  outcome: string;
+  latencyMs: number;
+  cached?: true;
+}
+
 export interface MessageRecord {
   messageId: string;
   conversationId: string;
+  /** The conversation's chatbot (webhook events name it; older items may lack it). */
+  chatbotId?: string;
   turn: number;
   index: number;
   role: "user" | "assistant";
@@ -224,6 +266,79 @@ export interface MessageRecord {
   usage?: { inputTokens: number; outputTokens: number };
   modelLatencyMs?: number;
   fallback?: boolean;
+  /** The first reply of a turn: the look-ups the turn made. */
+  lookups?: LookupSummary[];
+}
+
+/** A webhook signing secret, sealed (secrets/envelope.ts); a rotated-out one signs until `expiresAt`. */
+export interface StoredSigningSecret {
+  envelope: string;
+  createdAt: string;
+  /** Epoch ms; absent for the current secret. */
+  expiresAt?: number;
+}
+
+export interface WebhookEndpointRecord {
+  endpointId: string;
+  organizationId: string;
+  url: string;
+  /** The event types it receives. */
+  events: string[];
+  enabled: boolean;
+  description?: string;
+  /** Newest first: the current secret, then rotated-out ones still inside their overlap. */
+  secrets: StoredSigningSecret[];
+  createdAt: string;
+  updatedAt: string;
+  /** Epoch ms of the first failure since the last success; cleared by a success. */
+  failingSince?: number;
+  lastFailureAt?: string;
+  /** Epoch ms until which attempts in flight are limited: the endpoint was slow recently. */
+  slowUntil?: number;
+  disabledAt?: string;
+  disabledReason?: string;
+  /** Attempts in flight: delivery id → lease end (epoch ms). Caps one endpoint's concurrency. */
+  leases: Record<string, number>;
+  /** Bumped by every lease taken, so the cap is checked against what the taker read. */
+  leaseVersion: number;
+}
+
+export type DeliveryState = "pending" | "delivered" | "failed";
+
+/** One attempt to deliver, as the organization sees it. */
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  trigger: "event" | "retry" | "manual";
+  /** The HTTP status, when the endpoint answered. */
+  status?: number;
+  /** Why there is no status: timeout, network, blocked_address. */
+  error?: string;
+  latencyMs: number;
+  /** The first 1 KB of the answer's body. */
+  response?: string;
+}
+
+export interface WebhookDeliveryRecord {
+  deliveryId: string;
+  endpointId: string;
+  organizationId: string;
+  /** The event's id: the `webhook-id` header of every attempt. */
+  eventId: string;
+  eventType: string;
+  /** The JSON body, fixed at fan-out so every attempt signs and sends the same bytes. */
+  payload: string;
+  createdAt: string;
+  state: DeliveryState;
+  attemptCount: number;
+  attempts: DeliveryAttempt[];
+  /** Epoch ms of the next scheduled attempt while pending after a failure. */
+  nextAttemptAt?: number;
+  finishedAt?: string;
+  /** Why a failed delivery stopped: retries_exhausted, endpoint_disabled, endpoint_deleted. */
+  failedReason?: string;
+  /** Epoch seconds: deliveries are kept 30 days. */
+  expiresAt: number;
 }
 
 // ---------- item <-> record ----------
@@ -239,6 +354,8 @@ const entity = {
   idempotencyRecord: "IdempotencyRecord",
   tool: "Tool",
   toolCache: "ToolCache",
+  webhookEndpoint: "WebhookEndpoint",
+  webhookDelivery: "WebhookDelivery",
 } as const;
 
 export const items = {
@@ -305,6 +422,21 @@ export const items = {
       ...record,
     };
   },
+  webhookEndpoint(record: WebhookEndpointRecord): Item {
+    return {
+      ...keys.webhookEndpoint(record.organizationId, record.endpointId),
+      entity: entity.webhookEndpoint,
+      ...record,
+    };
+  },
+  webhookDelivery(record: WebhookDeliveryRecord): Item {
+    return {
+      ...keys.webhookDelivery(record.organizationId, record.endpointId, record.deliveryId),
+      entity: entity.webhookDelivery,
+      ttl: record.expiresAt,
+      ...record,
+    };
+  },
 } as const;
 
 /** Strips the key and bookkeeping attributes, leaving the record's own fields. */
@@ -323,6 +455,8 @@ export const records = {
   message: (item: Item) => recordFields(item) as unknown as MessageRecord,
   tool: (item: Item) => recordFields(item) as unknown as ToolRecord,
   toolCache: (item: Item) => recordFields(item) as unknown as ToolCacheRecord,
+  webhookEndpoint: (item: Item) => recordFields(item) as unknown as WebhookEndpointRecord,
+  webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

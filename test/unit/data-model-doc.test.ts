@@ -22,6 +22,8 @@ const samples: Record<string, string> = {
   "sha256(key)": "keyhash",
   "sha256(Idempotency-Key)": "idemhash",
   hash: "lookuphash",
+  endpointId: "endpoint-1",
+  deliveryId: "delivery-1",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -39,6 +41,8 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   message: ["Message", keys.message("org-1", "conv-1", 7, 1)],
   toolCache: ["Look-up cache entry", keys.toolCache("org-1", "conv-1", "lookuphash")],
   idempotencyRecord: ["Idempotency record", keys.idempotencyRecord("key-1", "idemhash")],
+  webhookEndpoint: ["Webhook endpoint", keys.webhookEndpoint("org-1", "endpoint-1")],
+  webhookDelivery: ["Webhook delivery", keys.webhookDelivery("org-1", "endpoint-1", "delivery-1")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */
