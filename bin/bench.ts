@@ -7,6 +7,10 @@
  * 2. DynamoDB calls per request on a warm path, counted by a proxy in front of DynamoDB Local that
  *    reads each call's operation (X-Amz-Target), split into the authorizer's and the handler's.
  * 3. A message turn: the handler's own time with a zero-delay local model, and its DynamoDB calls.
+ * 4. A stalled table (DynamoDB Local under SIGSTOP): how long each route takes to answer its 503,
+ *    stalled before the request (the authorizer finds no table) and at the handler's first call.
+ * 5. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
+ *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  *
  * `npm run bench -- --calls` measures 2 and 3 only (part 1 bundles and times every function).
  */
@@ -29,9 +33,11 @@ import { createCognitoDirectory } from "#functions/domain/directory";
 import { createOrganization } from "#functions/domain/organizations";
 import { grantOperator, inviteMember } from "#functions/domain/people";
 import { addTool } from "#functions/domain/tools";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
+import { eventFunctions } from "#lib/event-sources";
 import { demoOrder, demoPassword } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
 import { allFunctions } from "#lib/routes";
@@ -39,6 +45,7 @@ import { signIn } from "#lib/sign-in";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const INIT_RUNS = 11;
@@ -54,6 +61,7 @@ const sdkClients: Record<string, string> = {
   "@aws-sdk/client-bedrock-runtime": "BedrockRuntimeClient",
   "@aws-sdk/client-secrets-manager": "SecretsManagerClient",
   "@aws-sdk/client-kms": "KMSClient",
+  "@aws-sdk/client-sqs": "SQSClient",
   "@aws-sdk/client-cognito-identity-provider": "CognitoIdentityProviderClient",
 };
 
@@ -124,7 +132,7 @@ interface SizeRow {
 
 async function measureSizes(): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
-  for (const definition of allFunctions) {
+  for (const definition of [...allFunctions, ...eventFunctions]) {
     const out = join(work, `${definition.id}.mjs`);
     const metafile = await bundle(resolve(root, definition.entry), out);
     const clients = clientsIn(metafile);
@@ -168,11 +176,18 @@ interface Call {
   partitionKey: string;
 }
 
-/** Forwards to DynamoDB Local and records each call's operation and first partition key. */
-async function countingProxy(
-  target: string,
-): Promise<{ url: string; calls: Call[]; close(): Promise<void> }> {
+/**
+ * Forwards to DynamoDB Local and records each call's operation and first partition key. `onCall`,
+ * when set, sees each call before it is forwarded (to stall the table at that moment).
+ */
+async function countingProxy(target: string): Promise<{
+  url: string;
+  calls: Call[];
+  onCall: ((call: Call) => void) | undefined;
+  close(): Promise<void>;
+}> {
   const calls: Call[] = [];
+  const hooks: { onCall: ((call: Call) => void) | undefined } = { onCall: undefined };
   const upstream = new URL(target);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -181,7 +196,11 @@ async function countingProxy(
       const body = Buffer.concat(chunks);
       const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
       const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      calls.push({ operation, partitionKey });
+      // The webhook pipeline works after the request, on its own keys; it is counted in section 5.
+      if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) {
+        calls.push({ operation, partitionKey });
+        hooks.onCall?.({ operation, partitionKey });
+      }
       const forward = request(
         {
           host: upstream.hostname,
@@ -191,10 +210,12 @@ async function countingProxy(
           headers: req.headers,
         },
         (response) => {
+          if (res.destroyed) return void response.resume();
           res.writeHead(response.statusCode ?? 500, response.headers);
           response.pipe(res);
         },
       );
+      forward.on("error", () => res.destroy());
       forward.end(body);
     });
   });
@@ -202,7 +223,17 @@ async function countingProxy(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    close: () => new Promise<void>((done) => server.close(() => done())),
+    get onCall() {
+      return hooks.onCall;
+    },
+    set onCall(hook) {
+      hooks.onCall = hook;
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
   };
 }
 
@@ -228,7 +259,19 @@ function countedRow(name: string, status: number, calls: Call[]): [string, strin
   ];
 }
 
-async function measureCalls(): Promise<{ rows: [string, string, string, number][]; turn: TurnFigures }> {
+interface StalledRow {
+  name: string;
+  /** Status and time, the table stalled before the request. */
+  before: string;
+  /** Status and time, the table stalled at the handler's first call. */
+  inHandler: string;
+}
+
+async function measureCalls(): Promise<{
+  rows: [string, string, string, number][];
+  turn: TurnFigures;
+  stalled: StalledRow[];
+}> {
   const bedrock = await startKeyedBedrock();
   const runtime = await startLocalRuntime({
     port: 0,
@@ -379,7 +422,7 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
 
     // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
     // and e-mail in one message, first asked (cache miss), then asked again (answered from cache).
-    const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+    const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
     const lookupBot = await createChatbot(ctx, {
       organizationId: organization.organizationId,
       name: "Bench look-up bot",
@@ -419,7 +462,51 @@ async function measureCalls(): Promise<{ rows: [string, string, string, number][
     proxy.calls.length = 0;
     await send("POST", "/api/message", { conversation_id: modelConversationId, message: "count" });
     const turnCalls = proxy.calls.filter((call) => !byAuthorizer(call));
-    return { rows, turn: { ...times, calls: summarise(turnCalls), callCount: turnCalls.length } };
+
+    // 4. A stalled table: each route's time to its 503, stalled before the request and at the
+    // handler's first table call (the authorizer having let the request in).
+    const stalledRequests: [string, () => Promise<{ status: number }>][] = [
+      ["GET /api/me", () => send("GET", "/api/me")],
+      [
+        "GET /api/conversation/{id}/messages",
+        () => send("GET", `/api/conversation/${conversationId}/messages`),
+      ],
+      ["POST /api/conversation", () => send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId })],
+      [
+        "POST /api/message",
+        () => send("POST", "/api/message", { conversation_id: conversationId, message: "stalled?" }),
+      ],
+    ];
+    const stalled: StalledRow[] = [];
+    // The functions log each 503 as a warning; keep them out of the report.
+    process.env.LOG_LEVEL = "error";
+    for (const [name, run] of stalledRequests) {
+      const row: StalledRow = { name, before: "", inHandler: "" };
+      for (const at of ["before", "inHandler"] as const) {
+        const pid = runtime.dynamoDbPid;
+        if (at === "before") process.kill(pid, "SIGSTOP");
+        else
+          proxy.onCall = (call) => {
+            if (byAuthorizer(call)) return;
+            proxy.onCall = undefined;
+            process.kill(pid, "SIGSTOP");
+          };
+        const started = performance.now();
+        try {
+          const { status } = await run();
+          row[at] = `${status} after ${((performance.now() - started) / 1000).toFixed(1)} s`;
+        } finally {
+          proxy.onCall = undefined;
+          process.kill(pid, "SIGCONT");
+        }
+      }
+      stalled.push(row);
+    }
+    return {
+      rows,
+      turn: { ...times, calls: summarise(turnCalls), callCount: turnCalls.length },
+      stalled,
+    };
   } finally {
     await runtime.stop();
     await proxy.close();
@@ -492,7 +579,7 @@ try {
     );
   }
 
-  const { rows, turn } = await measureCalls();
+  const { rows, turn, stalled } = await measureCalls();
   console.log(
     "\nFunctions without an AWS SDK client have no floor to compare with; most of their init is node:http, which\n@middy/util imports (every SDK client loads it too).",
   );
@@ -509,6 +596,14 @@ try {
   console.log(
     `  DynamoDB calls per turn (handler): ${turn.callCount} (${turn.calls}), plus 1 in the authorizer`,
   );
+  console.log(
+    "\nA stalled table (DynamoDB Local under SIGSTOP): each route's answer and its time (6 s at most)\n",
+  );
+  console.log(
+    `${pad("request", 42)}${pad("stalled before the request", 30)}stalled at the handler's first call`,
+  );
+  for (const row of stalled) console.log(`${pad(row.name, 42)}${pad(row.before, 30)}${row.inHandler}`);
+  printWebhookFigures(await measureWebhooks());
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

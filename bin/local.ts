@@ -8,14 +8,20 @@
  *   npm start -- --port 8080
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
+ *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
+ *                                               a second runtime beside the first
+ *
+ * DynamoDB Local is supervised: if it dies, it is restarted with its data (the log says so), or,
+ * with --ephemeral (its data died with it), everything stops with a message and exit status 1.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { toolEnvironment } from "#functions/tools/environment";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
@@ -24,8 +30,14 @@ const { values } = parseArgs({
     port: { type: "string", default: process.env.PORT ?? "3000" },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
+    /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
+    "data-directory": { type: "string", default: resolve(localDirectory, "dynamodb") },
+    /** Where the local SQS keeps its queues and the stream emulator its checkpoints (ignored with --ephemeral). */
+    "event-state-directory": { type: "string", default: localDirectory },
+    /** Where the function bundles are written. */
+    "build-directory": { type: "string", default: resolve(localDirectory, "build") },
     "demo-file": { type: "string", default: resolve(localDirectory, "demo.json") },
-    /** Where to write {baseUrl, tableName, dynamoDbEndpoint} (the operator CLI reads .local/runtime.json). */
+    /** Where to write {baseUrl, tableName, dynamoDbEndpoint, dynamoDbPid, …} (the operator CLI reads .local/runtime.json). */
     "runtime-file": { type: "string" },
     /** `typed` (default) or `strings`: how the authorizer's context reaches the functions. */
     "authorizer-context": { type: "string", default: "typed" },
@@ -40,6 +52,9 @@ if (authorizerContext !== "typed" && authorizerContext !== "strings") {
 }
 
 mkdirSync(localDirectory, { recursive: true });
+let stopping = false;
+// Set once the runtime is up; DynamoDB Local can die before that (during bundling).
+let started: { stop(): Promise<void>; writeRuntimeFile(): void } | undefined;
 const mailboxFile =
   values["mailbox-file"] ??
   (values.ephemeral
@@ -53,42 +68,37 @@ const runtime = await startLocalRuntime({
   ...(values.ephemeral
     ? {}
     : {
-        dataDirectory: resolve(localDirectory, "dynamodb"),
+        dataDirectory: resolve(values["data-directory"]),
+        eventStateDirectory: resolve(values["event-state-directory"]),
         cognitoDirectory: resolve(localDirectory, "cognito"),
       }),
-});
-const credentials = credentialCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
-const demo = await ensureDemo(
-  {
-    db: createDb(runtime.tableName, runtime.dynamoDb),
-    clock: systemClock,
-    ...(credentials ? { credentials } : {}),
+  buildDirectory: resolve(values["build-directory"]),
+  log: (line) => console.error(`[dynamodb-local] ${line}`),
+  onDatabaseRestarted: () => started?.writeRuntimeFile(),
+  onDatabaseLost: (message) => {
+    console.error(`[dynamodb-local] ${message}`);
+    if (stopping) return;
+    stopping = true;
+    void (started?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
   },
-  { client: runtime.cognito.client, userPoolId: runtime.cognito.userPoolId },
-  values["demo-file"],
-  runtime.baseUrl,
-);
-// The console (and scripts) find the local Cognito in the demo file too.
-writeFileSync(
-  values["demo-file"],
-  `${JSON.stringify({ ...demo, cognito: { endpoint: runtime.cognito.endpoint, region: "us-east-1", userPoolId: runtime.cognito.userPoolId, clientId: runtime.cognito.clientId } }, null, 2)}\n`,
-  { mode: 0o600 },
-);
-
-// The operator CLI (and the test suite, which waits for it) finds the running runtime through this
-// file, written last (an ephemeral run writes none unless asked).
+});
+// The operator CLI finds the local table through this file (an ephemeral run writes none unless asked).
 const runtimeFile =
   values["runtime-file"] ?? (values.ephemeral ? undefined : resolve(localDirectory, "runtime.json"));
-if (runtimeFile)
+function writeRuntimeFile(): void {
+  if (!runtimeFile) return;
   writeFileSync(
     runtimeFile,
     `${JSON.stringify(
       {
         tableName: runtime.tableName,
         dynamoDbEndpoint: runtime.dynamoDbEndpoint,
+        // Fault tests stall (SIGSTOP) or kill this process; it changes when DynamoDB Local is restarted.
+        dynamoDbPid: runtime.dynamoDbPid,
         baseUrl: runtime.baseUrl,
-        // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
-        environment: runtime.toolEnvironment,
+        // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
+        // reaches the same sample shop and queues redeliveries on the same local SQS.
+        environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
         // The console's sign-in, the operator CLI's people commands and the tests reach cognito-local here.
         cognito: {
           endpoint: runtime.cognito.endpoint,
@@ -103,6 +113,25 @@ if (runtimeFile)
       2,
     )}\n`,
   );
+}
+writeRuntimeFile();
+started = { stop: () => runtime.stop(), writeRuntimeFile };
+const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
+const demo = await ensureDemo(
+  {
+    db: createDb(runtime.tableName, runtime.dynamoDb),
+    clock: systemClock,
+    ...(credentials ? { credentials } : {}),
+  },
+  {
+    client: runtime.cognito.client,
+    userPoolId: runtime.cognito.userPoolId,
+    endpoint: runtime.cognito.endpoint,
+    clientId: runtime.cognito.clientId,
+  },
+  values["demo-file"],
+  runtime.baseUrl,
+);
 
 const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
@@ -113,7 +142,8 @@ Chatbot Conversation API (local)
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
-  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint}
+  Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint} (stream → webhook fan-out)
+  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries)
   Demo file     ${values["demo-file"]}
 
 Start a conversation:
@@ -137,7 +167,6 @@ in the same conversation. Tools: npm run admin -- tools list --org ${demo.organi
 Ctrl-C stops everything.
 `);
 
-let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;

@@ -49,6 +49,8 @@ const catalogue = {
   },
   rate_limited: { status: 429, detail: "Rate limit exceeded" },
   internal: { status: 500, detail: "Internal server error" }, // exact
+  // A dependency (the table, a key service) is down or too slow; the caller may retry (Retry-After).
+  service_unavailable: { status: 503, detail: "Service temporarily unavailable" }, // exact
   // Management (/manage/* and the operator CLI, Format A).
   unauthenticated: {
     status: 401,
@@ -61,6 +63,8 @@ const catalogue = {
   api_key_not_found: { status: 404, detail: "API key not found" },
   tool_not_found: { status: 404, detail: "Tool not found" },
   knowledge_entry_not_found: { status: 404, detail: "Knowledge entry not found" },
+  webhook_endpoint_not_found: { status: 404, detail: "Webhook endpoint not found" },
+  webhook_delivery_not_found: { status: 404, detail: "Webhook delivery not found" },
   conflict: { status: 409, detail: "The resource already exists or changed meanwhile" },
 } as const satisfies Record<string, { status: number; detail: string }>;
 
@@ -103,6 +107,17 @@ export class AppError extends Error {
   get status(): number {
     return statusOf(this.code);
   }
+}
+
+/** Seconds a client is asked to wait before retrying after a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/** 503: a dependency did not answer in time, or failed in a way worth retrying. */
+export function serviceUnavailable(cause?: unknown): AppError {
+  return new AppError("service_unavailable", {
+    headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 export function validationError(items: ValidationItem[]): AppError {

@@ -4,6 +4,10 @@
  * keys; the management API), one DynamoDB table, a KMS key for look-up tool credentials, and the
  * Cognito user pool people sign in to the console with. Every function gets its own role with
  * exactly the table actions its route declares.
+ *
+ * The webhook pipeline comes from lib/event-sources.ts: the table's stream feeds the EventFanout
+ * function, which queues deliveries (SQS) for the WebhookDelivery function; its own KMS key seals
+ * endpoints' signing secrets.
  */
 import { resolve } from "node:path";
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
@@ -30,15 +34,18 @@ import {
   UserPoolEmail,
   VerificationEmailStyle,
 } from "aws-cdk-lib/aws-cognito";
-import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, FilterCriteria, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
+import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { esbuildOptions } from "./bundling.ts";
+import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
 import {
   authorizer,
@@ -89,6 +96,7 @@ export class ApiStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: tableSchema.timeToLiveAttribute,
+      stream: StreamViewType[tableSchema.streamViewType],
       deletionProtection: config.retainData,
       removalPolicy,
     });
@@ -154,6 +162,40 @@ export class ApiStack extends Stack {
           "Threat protection needs Cognito's Plus feature plan, a per-user cost an operator can choose; the password policy and invitation-only sign-up stand meanwhile.",
       },
     );
+    const webhookSecretsKey = new Key(this, "WebhookSecretsKey", {
+      description: `Encrypts webhook signing secrets of the chatbot API (${config.stage})`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
+    // Webhook queues: encrypted at rest (SQS-managed keys), TLS only, dead letters kept 14 days.
+    const queueById = new Map<string, Queue>();
+    for (const definition of [...allQueues].sort((a, b) => Number(!!a.deadLetter) - Number(!!b.deadLetter))) {
+      const deadLetter = definition.deadLetter ? queueById.get(definition.deadLetter.queueId) : undefined;
+      if (definition.deadLetter && !deadLetter)
+        throw new Error(`queue ${definition.deadLetter.queueId} missing`);
+      const queue = new Queue(this, definition.id, {
+        visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
+        retentionPeriod: Duration.seconds(definition.retentionSeconds),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        ...(definition.deadLetter && deadLetter
+          ? { deadLetterQueue: { queue: deadLetter, maxReceiveCount: definition.deadLetter.maxReceiveCount } }
+          : {}),
+      });
+      queueById.set(definition.id, queue);
+    }
+    const queueFor = (id: string): Queue => {
+      const queue = queueById.get(id);
+      if (!queue) throw new Error(`queue ${id} missing`);
+      return queue;
+    };
+    Validations.of(queueFor(queues.eventFanoutFailures.id)).acknowledge({
+      id: "AwsSolutions::AwsSolutions-SQS3",
+      reason:
+        "This queue is the fan-out's on-failure destination: it holds descriptions of stream batches that could not be processed, for an operator to inspect; a dead-letter queue behind it would have nothing to add.",
+    });
+    const deliveryQueue = queueFor(queues.webhookDeliveries.id);
 
     const environment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
@@ -164,6 +206,8 @@ export class ApiStack extends Stack {
       COGNITO_USER_POOL_ID: userPool.userPoolId,
       COGNITO_CLIENT_ID: consoleClient.userPoolClientId,
       COGNITO_ISSUER: cognitoIssuer(this.region, userPool.userPoolId),
+      WEBHOOK_SECRETS_KEY_ID: webhookSecretsKey.keyArn,
+      WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
     };
 
     const build = (definition: FunctionDefinition): NodejsFunction => {
@@ -198,6 +242,15 @@ export class ApiStack extends Stack {
                 resources: [userPool.userPoolArn],
               }),
             );
+            break;
+          case "kms:decrypt-webhook-secrets":
+            webhookSecretsKey.grantDecrypt(fn);
+            break;
+          case "kms:seal-webhook-secrets":
+            webhookSecretsKey.grant(fn, "kms:GenerateDataKey");
+            break;
+          case "sqs:send-webhook-deliveries":
+            deliveryQueue.grantSendMessages(fn);
             break;
         }
       }
@@ -292,6 +345,43 @@ export class ApiStack extends Stack {
       cfnAuthorizer.addPropertyDeletionOverride("IdentitySource");
     }
 
+    for (const source of streamSources) {
+      const fn = build(source.function);
+      fn.addEventSource(
+        new DynamoEventSource(this.table, {
+          startingPosition: StartingPosition[source.startingPosition],
+          batchSize: source.batchSize,
+          ...(source.maxBatchingWindowSeconds > 0
+            ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
+            : {}),
+          bisectBatchOnError: source.bisectBatchOnFunctionError,
+          retryAttempts: source.retryAttempts,
+          maxRecordAge: Duration.seconds(source.maxRecordAgeSeconds),
+          parallelizationFactor: source.parallelizationFactor,
+          filters: source.filters.map((pattern) => FilterCriteria.filter(pattern)),
+          onFailure: new SqsDlq(queueFor(source.onFailureQueueId)),
+        }),
+      );
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        reason:
+          "dynamodb:ListStreams has no resource-level permissions; reading the records is granted on this table's stream only.",
+      });
+    }
+    for (const source of queueSources) {
+      const fn = build(source.function);
+      fn.addEventSource(
+        new SqsEventSource(queueFor(source.queueId), {
+          batchSize: source.batchSize,
+          ...(source.maxBatchingWindowSeconds > 0
+            ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
+            : {}),
+          maxConcurrency: source.maxConcurrency,
+          reportBatchItemFailures: source.reportBatchItemFailures,
+        }),
+      );
+    }
+
     let publicUrl = stage.url;
     if (config.domainName && config.certificateArn) {
       const domain = new DomainName(this, "CustomDomain", {
@@ -346,6 +436,20 @@ export class ApiStack extends Stack {
           resources: [userPool.userPoolArn],
         }),
       ],
+    });
+    new CfnOutput(this, "WebhookSecretsKeyArn", {
+      value: webhookSecretsKey.keyArn,
+      description: "KMS key sealing webhook signing secrets.",
+    });
+    new CfnOutput(this, "WebhookDeadLettersQueueUrl", {
+      value: queueFor(queues.webhookDeliveriesDeadLetters.id).queueUrl,
+      description:
+        "Delivery messages that repeatedly failed to be processed (not endpoint failures): alarm on its depth.",
+    });
+    new CfnOutput(this, "EventFanoutFailuresQueueUrl", {
+      value: queueFor(queues.eventFanoutFailures.id).queueUrl,
+      description:
+        "Stream batches the fan-out could not process (shard and sequence numbers): alarm on its depth.",
     });
     new CfnOutput(this, "OperatorPolicyArn", {
       value: operatorPolicy.managedPolicyArn,

@@ -79,6 +79,11 @@ const tags = [
     name: "Management: usage",
     description: "Usage per day and chatbot: messages, replies, fallbacks, look-ups, tokens.",
   },
+  {
+    name: "Management: webhooks",
+    description:
+      "Webhook endpoints (signed per Standard Webhooks), secret rotation, the delivery log, redelivery.",
+  },
 ];
 
 /** Format A example bodies, by status, for the management routes. */
@@ -125,6 +130,12 @@ const managementErrors: Record<
     details: { limit: 300, remaining: 0, reset: "2026-11-21T12:00:30Z", retry_after: 1 },
   },
   500: { description: "Unexpected failure.", code: "internal", message: "Internal server error" },
+  503: {
+    description:
+      "The table, the user pool or another dependency did not answer in time: retry after `Retry-After` seconds.",
+    code: "service_unavailable",
+    message: "Service temporarily unavailable",
+  },
 };
 
 const rateLimitHeaders = {
@@ -207,6 +218,16 @@ const errorExamples: Record<number, { description: string; example: unknown; sch
     example: { detail: "Internal server error" },
     schema: "DetailString",
   },
+  503: {
+    description:
+      "A service this API depends on (its database) is down or too slow. Retry after `Retry-After` seconds; with the same Idempotency-Key, a retry never repeats work the failed request may have done.",
+    example: { detail: "Service temporarily unavailable" },
+    schema: "DetailString",
+  },
+};
+
+const retryAfterHeader = {
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
 };
 
 export async function buildOpenApiDocument(): Promise<JsonSchema> {
@@ -248,7 +269,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         success === 204
           ? { description: "Done; no body.", headers }
           : {
-              description: success === 201 ? "Created." : "Success.",
+              description: success === 201 ? "Created." : success === 202 ? "Accepted." : "Success.",
               headers: contract.idempotent
                 ? {
                     ...headers,
@@ -268,10 +289,14 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         description: error.description,
         headers:
           status === 429
-            ? { ...headers, "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } }
-            : status === 401
-              ? { ...headers, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
-              : headers,
+            ? { ...headers, ...retryAfterHeader }
+            : status === 503
+              ? { ...requestIdHeader, ...retryAfterHeader }
+              : status === 409 && contract.idempotent
+                ? { ...headers, ...retryAfterHeader }
+                : status === 401
+                  ? { ...headers, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
+                  : headers,
         content: {
           "application/json": {
             schema: { $ref: `#/components/schemas/${error.schema}` },
@@ -311,7 +336,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       {
         description: error.description,
         headers:
-          status === "429"
+          status === "429" || status === "503"
             ? {
                 ...managementHeaders,
                 "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } },

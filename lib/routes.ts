@@ -25,7 +25,10 @@ export type ExtraGrant =
   | "kms:decrypt-tool-credentials"
   | "kms:encrypt-tool-credentials"
   /** Invite people to the user pool (AdminCreateUser) and find them by e-mail (AdminGetUser). */
-  | "cognito:invite-people";
+  | "cognito:invite-people"
+  | "sqs:send-webhook-deliveries"
+  | "kms:decrypt-webhook-secrets"
+  | "kms:seal-webhook-secrets";
 
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */
@@ -58,8 +61,12 @@ export interface RouteDefinition extends FunctionDefinition {
   access?: ManageAccess;
 }
 
-/** Idempotency records are read and written by both POST routes. */
-const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"] as const;
+/**
+ * Idempotency records are claimed (PutItem) and taken over, handed back or completed (UpdateItem) by
+ * both POST routes, completions inside the work's own TransactWriteItems (which needs the actions of
+ * its parts). A record is never deleted: it expires.
+ */
+const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem"] as const;
 
 /** Reads for listings through GSI1 or GSI2: the index gives keys, a batched read the items. */
 const listing = ["dynamodb:Query", "dynamodb:BatchGetItem"] as const;
@@ -311,6 +318,74 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:UpdateItem"],
   ),
   manage("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
+  manage(
+    "ManageListWebhookEndpoints",
+    "GET",
+    "/manage/webhook-endpoints",
+    "viewer",
+    "list-webhook-endpoints",
+    ["dynamodb:Query"],
+  ),
+  manage(
+    "ManageCreateWebhookEndpoint",
+    "POST",
+    "/manage/webhook-endpoints",
+    "admin",
+    "create-webhook-endpoint",
+    // Query: the organization's endpoint count (at most 20).
+    ["dynamodb:Query", "dynamodb:PutItem"],
+    { grants: ["kms:seal-webhook-secrets"] },
+  ),
+  manage(
+    "ManageGetWebhookEndpoint",
+    "GET",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "viewer",
+    "get-webhook-endpoint",
+    ["dynamodb:GetItem"],
+  ),
+  manage(
+    "ManageUpdateWebhookEndpoint",
+    "PATCH",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "admin",
+    "update-webhook-endpoint",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+  ),
+  manage(
+    "ManageDeleteWebhookEndpoint",
+    "DELETE",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "admin",
+    "delete-webhook-endpoint",
+    ["dynamodb:DeleteItem"],
+  ),
+  manage(
+    "ManageRotateWebhookSecret",
+    "POST",
+    "/manage/webhook-endpoints/{endpoint_id}/rotate-secret",
+    "admin",
+    "rotate-webhook-secret",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { grants: ["kms:seal-webhook-secrets"] },
+  ),
+  manage(
+    "ManageListWebhookDeliveries",
+    "GET",
+    "/manage/webhook-endpoints/{endpoint_id}/deliveries",
+    "viewer",
+    "list-webhook-deliveries",
+    ["dynamodb:GetItem", "dynamodb:Query"],
+  ),
+  manage(
+    "ManageRedeliverWebhookDelivery",
+    "POST",
+    "/manage/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver",
+    "admin",
+    "redeliver-webhook-delivery",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { grants: ["sqs:send-webhook-deliveries"] },
+  ),
 ];
 
 /** The public API. */
@@ -334,7 +409,8 @@ export const publicRoutes: readonly RouteDefinition[] = [
     entry: "functions/handlers/send-message.ts",
     memoryMb: 1024,
     timeoutSeconds: 29,
-    // GetItem: a look-up's cached result; UpdateItem also takes tool request tokens and keeps collected details.
+    // GetItem: a look-up's cached result, and the conversation of a turn an earlier attempt began;
+    // UpdateItem also takes tool request tokens and keeps collected details.
     table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
     grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
   },

@@ -7,6 +7,8 @@ export const tableSchema = {
   sortKey: "SK",
   /** Epoch seconds; DynamoDB deletes expired items eventually, so reads also filter on it. */
   timeToLiveAttribute: "ttl",
+  /** Item changes, old and new images, feed the webhook fan-out (lib/event-sources.ts). */
+  streamViewType: "NEW_AND_OLD_IMAGES",
   globalSecondaryIndexes: [
     {
       indexName: "GSI1",

@@ -27,6 +27,16 @@ export default defineConfig({
       },
       {
         extends: true,
+        // Each file starts a runtime of its own, whose DynamoDB Local its tests stall or kill.
+        test: {
+          name: "faults",
+          include: ["test/faults/**/*.test.ts"],
+          testTimeout: 150_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        extends: true,
         test: { name: "n8n", include: ["n8n-nodes-chatbot-conversation/test/**/*.test.mts"] },
       },
     ],

@@ -36,6 +36,7 @@ import {
   withRetry,
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
+import { awsClientOptions } from "#functions/aws-clients";
 
 export interface BedrockClientOptions {
   region: string;
@@ -49,7 +50,8 @@ export interface BedrockClientOptions {
 export function createBedrockClient(options: BedrockClientOptions): BedrockRuntimeClient {
   return new BedrockRuntimeClient({
     region: options.region,
-    maxAttempts: 1,
+    // One attempt (withRetry retries by the turn's deadline) and a backstop timeout.
+    ...awsClientOptions("model"),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });

@@ -29,6 +29,7 @@ import { AttachmentError, type ImageFetchOptions, resolveImageAttachments } from
 import { lookupHook } from "#functions/agent/lookup-hook";
 import { createOpenAiEngine } from "#functions/agent/openai-engine";
 import { createScriptedEngine } from "#functions/agent/scripted-engine";
+import { awsClientOptions } from "#functions/aws-clients";
 import type { ChatbotBundle } from "#functions/domain/chatbots";
 import type {
   AgentServices,
@@ -39,8 +40,9 @@ import type {
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
 import { allowListFromEnvironment } from "#functions/net/outbound-address";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
-import { credentialCipherFor, type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
+import { type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
 import { createHttpGet, type HttpGet } from "#functions/tools/http-get";
 import { createSecretReader, createTurnToolBox, type SecretReader } from "#functions/tools/turn";
 
@@ -134,7 +136,7 @@ export function createAgentServices(
       const settings = environment.tools;
       if (!settings || request.bundle.tools.length === 0) return emptyToolBox;
       toolHttp ??= createHttpGet(settings.http);
-      toolSecrets ??= createSecretReader(credentialCipherFor(settings.credentialKey));
+      toolSecrets ??= createSecretReader(envelopeCipherFor(settings.credentialKey));
       const box = createTurnToolBox(
         {
           organizationId: request.organizationId,
@@ -146,7 +148,7 @@ export function createAgentServices(
           deadline: toolDeadline(request, Date.now()),
         },
         {
-          db: (environment.db ?? dbFromEnvironment)(),
+          db: environment.db ? environment.db() : dbFromEnvironment("turn"),
           clock: Date.now,
           http: toolHttp,
           secrets: toolSecrets,
@@ -198,7 +200,7 @@ function modelSecretReader(source: AgentEnvironment["modelSecrets"]): (name: str
   let client: SecretsManagerClient | undefined;
   const read = async (name: string): Promise<string> => {
     if (source.kind === "secretsmanager") {
-      client ??= new SecretsManagerClient({});
+      client ??= new SecretsManagerClient(awsClientOptions("keys"));
       const secret = await client.send(new GetSecretValueCommand({ SecretId: `${source.prefix}${name}` }));
       if (!secret.SecretString) throw new Error(`model secret ${name} has no string value`);
       return secret.SecretString.trim();

@@ -59,7 +59,8 @@ export function accessTokenSettingsFromEnvironment(
   return issuer && clientId ? { issuer, clientId } : undefined;
 }
 
-const JWKS_FETCH_TIMEOUT_MS = 3_000;
+/** Within the authorizer's own deadline for a verdict (aws-clients.ts), so a silent pool is a 503, not a 500. */
+const JWKS_FETCH_TIMEOUT_MS = 2_000;
 
 /** Fetches the JWKS with the runtime's fetch: a time limit, no redirects, 200 only. */
 const jwksFetcher: Fetcher = {

@@ -4,7 +4,7 @@
  * public `GET /api/conversations`: no Scan, and a page costs the same however many conversations
  * the organization has.
  *
- * Where a page comes from (docs/data-model.md, access patterns 24–26):
+ * Where a page comes from (docs/data-model.md, access patterns 30–32):
  *   - external id or contact given → that id's own list (link items written with the conversation;
  *     a contact or an external id has a handful of conversations): read, sorted, filtered;
  *   - else chatbot given → GSI1, the chatbot's conversations; else → GSI2, the organization's.

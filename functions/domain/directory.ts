@@ -7,6 +7,7 @@
  * The client reads `AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER` itself, which is how the local
  * runtime points it at cognito-local.
  */
+
 import {
   AdminCreateUserCommand,
   AdminGetUserCommand,
@@ -15,6 +16,8 @@ import {
   UserNotFoundException,
   UsernameExistsException,
 } from "@aws-sdk/client-cognito-identity-provider";
+import { awsClientOptions, isDependencyFailure } from "#functions/aws-clients";
+import { serviceUnavailable } from "#functions/errors";
 
 export interface DirectoryUser {
   userId: string;
@@ -31,9 +34,14 @@ export interface PeopleDirectory {
 const attribute = (attributes: AttributeType[] | undefined, name: string): string | undefined =>
   attributes?.find((entry) => entry.Name === name)?.Value;
 
+/** A user pool that does not answer (in time) is a 503 the caller may retry, as the table is. */
+function unavailableOr(error: unknown): unknown {
+  return isDependencyFailure(error) ? serviceUnavailable(error) : error;
+}
+
 export function createCognitoDirectory(
   userPoolId: string,
-  client = new CognitoIdentityProviderClient({}),
+  client = new CognitoIdentityProviderClient(awsClientOptions("request")),
 ): PeopleDirectory {
   const find = async (email: string): Promise<DirectoryUser | undefined> => {
     try {
@@ -42,7 +50,7 @@ export function createCognitoDirectory(
       return userId ? { userId, email: attribute(found.UserAttributes, "email") ?? email } : undefined;
     } catch (error) {
       if (error instanceof UserNotFoundException) return undefined;
-      throw error;
+      throw unavailableOr(error);
     }
   };
   return {
@@ -65,7 +73,7 @@ export function createCognitoDirectory(
         if (!userId) throw new Error("the user pool returned a user without sub");
         return { userId, email, invited: true };
       } catch (error) {
-        if (!(error instanceof UsernameExistsException)) throw error;
+        if (!(error instanceof UsernameExistsException)) throw unavailableOr(error);
         const existing = await find(email);
         if (!existing) throw error;
         return { ...existing, invited: false };

@@ -15,18 +15,32 @@
  *      chatbot's usage of the day (one UpdateItem).
  * Message sort keys are `MSG#{turn}#{index}`: the turn number orders turns, index 00 is the
  * visitor's message and 01… the chatbot's replies, so a history page reads in conversation order.
+ *
+ * With an Idempotency-Key, steps 3 and 5 go through the key's fence (domain/idempotency.ts): the
+ * visitor's message is stored in one transaction with the turn number on the key's record, the
+ * replies in one transaction with the key's completion, and only the attempt owning the key can
+ * write either. A retry that takes over a key whose record holds a turn completes that turn (steps
+ * 2, 4, 5 for the same turn number) instead of claiming a new one; a turn number claimed by an
+ * attempt that stored nothing stays unused. So one key is one turn, whatever fails and whenever.
  */
 import { randomUUID } from "node:crypto";
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError } from "#functions/errors";
 import { describeError, log } from "#functions/log";
-import { refusedItem } from "#functions/store/conditions";
+import { putNewAction, refusedItem } from "#functions/store/conditions";
 import {
   type ConversationRecord,
   conversationActivityKey,
@@ -34,6 +48,7 @@ import {
   type Item,
   items,
   keys,
+  type LookupSummary,
   type MessageRecord,
   messageSortKey,
   prefixes,
@@ -66,11 +81,13 @@ export interface AgentServices {
   toolBoxFor(turn: ToolBoxRequest): Promise<TurnToolBox>;
 }
 
-/** A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the conversation. */
+/**
+ * A turn's ToolBox; look-up tools also report the details the visitor gave, to keep with the
+ * conversation, and the look-ups they made, kept with the reply (their webhook events).
+ */
 export interface TurnToolBox extends ToolBox {
   collected?(): Record<string, string>;
-  /** The outcome of each look-up made so far this turn (for the usage counters). */
-  outcomes?(): string[];
+  lookups?(): LookupSummary[];
 }
 
 export interface ToolBoxRequest {
@@ -108,6 +125,8 @@ export interface SendMessageInput {
   attachments: readonly AttachmentInput[];
   /** Milliseconds left before the Lambda times out. */
   remainingTimeMs: number;
+  /** The Idempotency-Key's fence, when the request carries one. */
+  fence?: WorkFence<TurnResult>;
 }
 
 export interface TurnResult {
@@ -127,11 +146,19 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     Math.max(0, deadline - ctx.clock()),
   );
   try {
-    const conversation = await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started));
-    const turn = conversation.turns;
+    // The turn an earlier attempt with this Idempotency-Key began (its visitor message is stored).
+    const resumed = input.fence?.progress.turn;
+    const conversation =
+      resumed === undefined
+        ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started))
+        : await readConversation(ctx, input.organizationId, input.conversationId);
+    const turn = resumed ?? conversation.turns;
+    if (resumed !== undefined) log.info("completing a turn an earlier attempt began", { turn });
 
     const [attachments, bundle, history] = await Promise.all([
-      ctx.agent.resolveAttachments(input.attachments, abort.signal),
+      resumed === undefined
+        ? ctx.agent.resolveAttachments(input.attachments, abort.signal)
+        : resolveAttachmentsAgain(ctx, input.attachments, abort.signal),
       loadChatbotBundle(ctx, input.organizationId, conversation.chatbotId),
       readHistory(ctx, conversation, turn),
     ]);
@@ -141,6 +168,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const visitorMessage: MessageRecord = {
       messageId: randomUUID(),
       conversationId: conversation.conversationId,
+      chatbotId: conversation.chatbotId,
       turn,
       index: 0,
       role: "user",
@@ -148,12 +176,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       attachments: attachments.map((attachment) => attachment.stored),
       createdAt: isoTime(started),
     };
-    await ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.message(input.organizationId, visitorMessage),
-      }),
-    );
+    if (resumed === undefined)
+      await storeVisitorMessage(ctx, input.organizationId, visitorMessage, input.fence);
 
     const window = bundle.chatbot.historyWindow;
     const reply = await replyOrFallback(ctx, {
@@ -170,6 +194,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const replies: MessageRecord[] = reply.messages.map((content, position) => ({
       messageId: randomUUID(),
       conversationId: conversation.conversationId,
+      chatbotId: conversation.chatbotId,
       turn,
       index: position + 1,
       role: "assistant",
@@ -182,9 +207,11 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       ...(position === 0 && reply.modelLatencyMs !== undefined
         ? { modelLatencyMs: reply.modelLatencyMs }
         : {}),
+      ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
     }));
+    const result: TurnResult = { conversationId: conversation.conversationId, messages: replies };
     await Promise.all([
-      storeMessages(ctx, input.organizationId, replies),
+      storeReplies(ctx, input.organizationId, result, input.fence),
       keepCollected(ctx, conversation, reply.collected),
       // In parallel with the reply's write: counting adds no wait (domain/usage.ts).
       recordTurnUsage(ctx, {
@@ -197,10 +224,10 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         ...(reply.usage
           ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens }
           : {}),
-        lookups: reply.lookups ?? [],
+        lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
       }),
     ]);
-    return { conversationId: conversation.conversationId, messages: replies };
+    return result;
   } finally {
     clearTimeout(timer);
   }
@@ -238,6 +265,67 @@ async function claimTurn(
     const stored = refusedItem(error);
     throw new AppError(stored ? "conversation_closed" : "conversation_not_found");
   }
+}
+
+/** The conversation of a turn being completed; its status no longer matters (the turn began). */
+async function readConversation(
+  ctx: DomainContext,
+  organizationId: string,
+  conversationId: string,
+): Promise<ConversationRecord> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({ TableName: ctx.db.tableName, Key: keys.conversation(organizationId, conversationId) }),
+  );
+  if (!Item) throw new AppError("conversation_not_found");
+  return records.conversation(Item);
+}
+
+/**
+ * The attachments of a turn being completed: they were read once already (the visitor's message
+ * stores their references); if they cannot be read again, the model answers without the images.
+ */
+async function resolveAttachmentsAgain(
+  ctx: TurnContext,
+  attachments: readonly AttachmentInput[],
+  signal: AbortSignal,
+): Promise<ResolvedAttachment[]> {
+  try {
+    return await ctx.agent.resolveAttachments(attachments, signal);
+  } catch (error) {
+    log.warn("attachments could not be read again; answering without them", describeError(error));
+    return [];
+  }
+}
+
+/** Stores the visitor's message; with an Idempotency-Key, with the turn number on the key's record. */
+async function storeVisitorMessage(
+  ctx: DomainContext,
+  organizationId: string,
+  message: MessageRecord,
+  fence: WorkFence<TurnResult> | undefined,
+): Promise<void> {
+  const item = items.message(organizationId, message);
+  if (fence) {
+    await fence.record([putNewAction(ctx.db.tableName, item)], { turn: message.turn });
+    return;
+  }
+  await ctx.db.client.send(new PutCommand({ TableName: ctx.db.tableName, Item: item }));
+}
+
+/** Stores the replies; with an Idempotency-Key, in one transaction with the key's completion. */
+async function storeReplies(
+  ctx: DomainContext,
+  organizationId: string,
+  result: TurnResult,
+  fence: WorkFence<TurnResult> | undefined,
+): Promise<void> {
+  if (!fence) return storeMessages(ctx, organizationId, result.messages);
+  // A transaction holds 100 actions; the key's completion is one of them.
+  if (result.messages.length > 99) throw new Error(`a turn of ${result.messages.length} replies`);
+  await fence.complete(
+    result.messages.map((message) => putNewAction(ctx.db.tableName, items.message(organizationId, message))),
+    result,
+  );
 }
 
 /** The messages before `turn`, oldest first: enough for the model's window and the tools' visitor texts. */
@@ -278,8 +366,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   fallback: boolean;
   /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
   collected?: Record<string, string>;
-  /** The look-ups this turn made, by outcome. */
-  lookups?: string[];
+  /** The look-ups this turn made (absent: none). */
+  lookups?: LookupSummary[];
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
@@ -287,7 +375,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
   let tools: TurnToolBox | undefined;
   const collected = () => {
     const values = tools?.collected?.();
-    const lookups = tools?.outcomes?.() ?? [];
+    const lookups = tools?.lookups?.() ?? [];
     return { ...(values ? { collected: values } : {}), ...(lookups.length > 0 ? { lookups } : {}) };
   };
   try {

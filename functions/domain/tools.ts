@@ -4,7 +4,7 @@
  * values; and the templates themselves, described for forms.
  *
  * Credentials are given once: validated against the template, sealed with the tool-credentials key
- * (KMS on AWS, a key file locally; tools/credentials.ts) bound to the organization and tool, and
+ * (KMS on AWS, a key file locally; secrets/envelope.ts) bound to the organization and tool, and
  * stored on the tool item. Nothing here ever returns them: views carry masked hints (`••••7c6b`).
  * Only `testTool` (and the message Lambda) decrypt them, to call the platform.
  */
@@ -16,9 +16,9 @@ import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
+import type { EnvelopeCipher } from "#functions/secrets/envelope";
 import { deleteExisting, putIfUnchanged, putNew } from "#functions/store/conditions";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
-import type { CredentialCipher } from "#functions/tools/credentials";
 import type { HttpGet } from "#functions/tools/http-get";
 import { type ConfiguredTool, configureTool, lookupTemplates } from "#functions/tools/registry";
 import { lookupReplyText } from "#functions/tools/reply-text";
@@ -27,7 +27,7 @@ import { type TemplateKind, templateKinds } from "#functions/tools/template";
 
 /** What operator commands need besides the table: the cipher for credentials (absent: none configured). */
 export interface ToolsContext extends DomainContext {
-  credentials?: CredentialCipher;
+  credentials?: EnvelopeCipher;
 }
 
 export const toolLimits = {

@@ -2,7 +2,7 @@
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { startConversation } from "#functions/domain/conversations";
+import { type StartedConversation, startConversation } from "#functions/domain/conversations";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { given, optionalText, uuid } from "#functions/http/schemas";
@@ -38,14 +38,18 @@ export const contract = {
   idempotent: true,
   body,
   response,
-  errors: [401, 403, 404, 409, 422, 429, 500],
+  errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"apiKey", typeof body, undefined, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();
 
+const render = (started: StartedConversation) => ({
+  body: { conversation_id: started.conversationId, contact_id: started.contactId },
+});
+
 export const handler = apiHandler(
   contract,
-  async ({ caller, body }) => {
+  async ({ caller, body, idempotency }) => {
     const started = await startConversation(ctx, {
       organizationId: caller.organizationId,
       chatbotId: body.chatbot_id,
@@ -54,8 +58,9 @@ export const handler = apiHandler(
       userName: given(body.user_name),
       userEmail: given(body.user_email),
       userPhone: given(body.user_phone),
+      ...(idempotency ? { fence: idempotency.fence(render) } : {}),
     });
-    return { body: { conversation_id: started.conversationId, contact_id: started.contactId } };
+    return render(started);
   },
-  { idempotency: idempotencyMiddleware },
+  { idempotency: (route) => idempotencyMiddleware(route, () => ctx) },
 );

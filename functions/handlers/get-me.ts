@@ -19,7 +19,7 @@ export const contract = {
   tags: ["Account"],
   auth: "apiKey",
   response,
-  errors: [401, 403, 429, 500],
+  errors: [401, 403, 429, 500, 503],
 } as const satisfies RouteContract<"apiKey", undefined, undefined, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();

@@ -66,7 +66,7 @@ export const contract = {
   path,
   query,
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"apiKey", undefined, typeof query, typeof path, typeof response>;
 
 const ctx = contextFromEnvironment();

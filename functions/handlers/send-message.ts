@@ -3,7 +3,7 @@
 import * as z from "zod/mini";
 import { agentServicesFromEnvironment } from "#functions/agent/services";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { sendMessage, type TurnContext } from "#functions/domain/messages";
+import { sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentLimits, messageLimits } from "#functions/http/limits";
@@ -129,17 +129,29 @@ export const contract = {
   idempotent: true,
   body,
   response,
-  errors: [401, 403, 404, 409, 422, 429, 500],
+  errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"apiKey", typeof body, undefined, undefined, typeof response>;
 
-const ctx: TurnContext = Object.assign(contextFromEnvironment(), {
+const ctx: TurnContext = Object.assign(contextFromEnvironment("turn"), {
   agent: agentServicesFromEnvironment(),
   ...(process.env.TURN_BUDGET_MS ? { turnBudgetMs: Number(process.env.TURN_BUDGET_MS) } : {}),
 });
 
+const render = (turn: TurnResult) => ({
+  body: {
+    conversation_id: turn.conversationId,
+    messages: turn.messages.map((message) => ({
+      message_id: message.messageId,
+      role: "assistant" as const,
+      content: message.content,
+      created_at: message.createdAt,
+    })),
+  },
+});
+
 export const handler = apiHandler(
   contract,
-  async ({ caller, body, remainingTimeMs }) => {
+  async ({ caller, body, remainingTimeMs, idempotency }) => {
     const turn = await sendMessage(ctx, {
       organizationId: caller.organizationId,
       conversationId: body.conversation_id,
@@ -150,18 +162,9 @@ export const handler = apiHandler(
           : { type: "image" as const, data: item.data ?? "", media_type: item.media_type ?? "image/png" },
       ),
       remainingTimeMs: remainingTimeMs(),
+      ...(idempotency ? { fence: idempotency.fence(render) } : {}),
     });
-    return {
-      body: {
-        conversation_id: turn.conversationId,
-        messages: turn.messages.map((message) => ({
-          message_id: message.messageId,
-          role: "assistant" as const,
-          content: message.content,
-          created_at: message.createdAt,
-        })),
-      },
-    };
+    return render(turn);
   },
-  { idempotency: idempotencyMiddleware },
+  { idempotency: (route) => idempotencyMiddleware(route, () => ctx) },
 );

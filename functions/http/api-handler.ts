@@ -19,10 +19,11 @@
 import middy, { type MiddlewareObj, type Request } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type * as z from "zod/mini";
-import type { IdempotencyScope } from "#functions/domain/idempotency";
+import type { IdempotencyScope, StoredResponse, WorkFence } from "#functions/domain/idempotency";
 import {
   AppError,
   type AppError as AppErrorType,
+  serviceUnavailable,
   toFormatA,
   toFormatB,
   type ValidationItem,
@@ -71,7 +72,7 @@ export interface RouteContract<
   /** `auth: "manage"`: who may call it; the same as the route table's (a unit test compares them). */
   access?: ManageAccess;
   /** Status of a success (default 200); 204 answers without a body. */
-  status?: 200 | 201 | 204;
+  status?: 200 | 201 | 202 | 204;
   /** Schema of the success response. */
   response: Response;
   /** Error statuses this route can answer, for the OpenAPI document. */
@@ -117,6 +118,11 @@ export interface ApiRequest<C extends RouteContract> {
   rawPath: string;
   /** Milliseconds left before the Lambda times out. */
   remainingTimeMs: () => number;
+  /**
+   * Set when the request carries an Idempotency-Key this attempt owns: the work writes through the
+   * key's fence, which stores the answer `render` makes of its result with its last write.
+   */
+  idempotency: { fence<R>(render: (result: R) => ApiResult<C>): WorkFence<R> } | undefined;
 }
 
 export interface ApiResult<C extends RouteContract> {
@@ -141,7 +147,14 @@ export interface RouteState {
   caller: Caller | ManageCaller | undefined;
   input: { body: unknown; query: unknown; path: unknown };
   /** Set when this request claimed its Idempotency-Key. */
-  idempotency?: { scope: IdempotencyScope; owner: string };
+  idempotency?: {
+    scope: IdempotencyScope;
+    owner: string;
+    /** The work's fence, given how its result is answered. */
+    fence<R>(respond: (result: R) => StoredResponse): WorkFence<R>;
+    /** The work stored its answer through the fence: nothing is left to store. */
+    completed: boolean;
+  };
   /** Set when an earlier request with the same Idempotency-Key already answered. */
   replay?: { statusCode: number; body: string; headers: Record<string, string> };
 }
@@ -171,6 +184,10 @@ export function apiHandler<C extends RouteContract>(
   }
   const chain = middy<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>({
     timeoutEarlyInMillis: EARLY_TIMEOUT_MS,
+    // Out of time means something we waited on was too slow: a 503, never Lambda's own timeout.
+    timeoutEarlyResponse: () => {
+      throw serviceUnavailable(new Error("the function ran out of time"));
+    },
   })
     .use(responseMiddleware(contract))
     .use(
@@ -187,6 +204,7 @@ export function apiHandler<C extends RouteContract>(
   const handler = chain.handler(async (event, context) => {
     const state = stateOf(chainRequestFor(event));
     if (state.replay) return state.replay;
+    const claimed = state.idempotency;
     const result = await run({
       caller: state.caller as ApiRequest<C>["caller"],
       body: state.input.body as Parsed<C["body"]>,
@@ -196,13 +214,24 @@ export function apiHandler<C extends RouteContract>(
       method: event.requestContext.http.method,
       rawPath: event.rawPath,
       remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
+      idempotency: claimed
+        ? {
+            fence: <R>(render: (result: R) => ApiResult<C>) =>
+              claimed.fence<R>((r) => lambdaResult(render(r))),
+          }
+        : undefined,
     });
-    const statusCode = result.status ?? contract.status ?? 200;
-    if (statusCode === 204) return { statusCode, headers: result.headers ?? {}, body: "" };
-    return { statusCode, headers: result.headers ?? {}, body: JSON.stringify(result.body) };
+    return lambdaResult(result, contract.status);
   });
 
   return (event, context) => withRequestScope(event.requestContext.requestId, () => handler(event, context));
+}
+
+/** A handler's result as Lambda answers it; a 204 has no body. */
+function lambdaResult(result: ApiResult<RouteContract>, defaultStatus = 200): ApiResponse & { body: string } {
+  const statusCode = result.status ?? defaultStatus;
+  if (statusCode === 204) return { statusCode, headers: result.headers ?? {}, body: "" };
+  return { statusCode, headers: result.headers ?? {}, body: JSON.stringify(result.body) };
 }
 
 // Middy hands middlewares the request object but the handler only the event; this map bridges them.
@@ -264,6 +293,8 @@ function responseMiddleware(
       const error = request.error;
       if (!(error instanceof AppError)) {
         log.error("unhandled error", { route: contract.operationId, ...describeError(error) });
+      } else if (error.code === "service_unavailable") {
+        log.warn("dependency unavailable", { route: contract.operationId, ...describeError(error.cause) });
       }
       const formatted = usesFormatA(contract, request.event) ? toFormatA(error) : toFormatB(error);
       // Returning a value ends Middy's onError chain with this response.
@@ -337,6 +368,7 @@ function authMiddleware(
         throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
       }
       if (verdict.outcome === "subscription_inactive") throw new AppError("subscription_inactive");
+      if (verdict.outcome === "unavailable") throw serviceUnavailable();
       if (verdict.outcome === "error") throw new Error("authorizer reported an internal error");
       annotateRequest({ organizationId: verdict.organizationId, keyId: verdict.keyId });
       if (verdict.outcome === "rate_limited") throw rateLimitedError(verdict);
@@ -387,6 +419,8 @@ function manageAuthMiddleware(access: ManageAccess | undefined): RouteMiddleware
               },
             ],
           });
+        case "unavailable":
+          throw serviceUnavailable();
         case "error":
           throw new Error("management authorizer reported an internal error");
         case "rate_limited":

@@ -30,6 +30,8 @@ export type AuthorizerContext =
     }
   | { outcome: "invalid_key" }
   | { outcome: "subscription_inactive"; limit: number; remaining: number; resetAt: number }
+  /** The table did not answer in time: the integration answers 503. */
+  | { outcome: "unavailable" }
   | { outcome: "error" };
 
 export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
@@ -108,6 +110,7 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
       return { outcome: "subscription_inactive", limit, remaining, resetAt };
     }
     case "invalid_key":
+    case "unavailable":
     case "error":
       return { outcome: context.outcome };
     default:

@@ -1,18 +1,24 @@
 /**
  * The Idempotency-Key middleware (CONTRACT.md §7), for routes whose contract sets `idempotent`.
  * It sits after validation, so only valid requests claim a key; an invalid request fails the same
- * way every time anyway. Storage and the decision live in domain/idempotency.
+ * way every time anyway. Storage and the decisions live in domain/idempotency; the work itself
+ * writes through the key's fence (the handler gets it as `idempotency.fence`), which also stores
+ * the response. This middleware stores definite error answers, and when the attempt fails in a way
+ * that leaves its writes' outcome unknown (a 5xx), it hands the key back, never deletes it.
  */
 
+import { randomUUID } from "node:crypto";
 import type { MiddlewareObj } from "@middy/core";
 import type { Context } from "aws-lambda";
 import { contextFromEnvironment, type DomainContext } from "#functions/domain/context";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  handBackIdempotencyKey,
   type IdempotencyScope,
-  releaseIdempotencyKey,
   requestFingerprint,
+  type StoredResponse,
+  workFence,
 } from "#functions/domain/idempotency";
 import { AppError, toFormatB, validationError } from "#functions/errors";
 import type { ApiEvent, ApiResponse, RouteState } from "#functions/http/api-handler";
@@ -23,6 +29,12 @@ const HEADER = "idempotency-key";
 export const idempotencyKeyRule = { maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" } as const;
 const PRINTABLE = new RegExp(idempotencyKeyRule.pattern);
 export const REPLAY_HEADER = "idempotent-replayed";
+/** Beyond the Lambda's remaining time, so no other attempt takes the key over while this one can still run. */
+const LEASE_MARGIN_MS = 2_000;
+/** Used when the Lambda context does not say (it always does on Lambda and in the emulator). */
+const DEFAULT_LEASE_MS = 30_000;
+/** How long an answer waits for the hand-back to be on its way (its outcome does not matter). */
+const HAND_BACK_WAIT_MS = 250;
 
 export function idempotencyMiddleware(
   route: string,
@@ -37,11 +49,33 @@ export function idempotencyMiddleware(
       checkHeader(idempotencyKey);
       const scope: IdempotencyScope = { keyId: state.caller.keyId, idempotencyKey };
       const fingerprint = requestFingerprint(route, request.event.rawPath, request.event.body);
-      const claim = await claimIdempotencyKey(context(), scope, fingerprint);
+      const owner = randomUUID();
+      const remaining = request.context.getRemainingTimeInMillis?.();
+      const leaseMs = (remaining ?? DEFAULT_LEASE_MS) + LEASE_MARGIN_MS;
+      let claim: Awaited<ReturnType<typeof claimIdempotencyKey>>;
+      try {
+        claim = await claimIdempotencyKey(context(), { scope, fingerprint, owner, leaseMs });
+      } catch (error) {
+        // The claim may land later all the same: hand it back, so a retry need not wait for its lease.
+        await handBack(context(), scope, owner);
+        throw error;
+      }
       switch (claim.kind) {
-        case "claimed":
-          state.idempotency = { scope, owner: claim.owner };
+        case "claimed": {
+          const claimed = {
+            scope,
+            owner,
+            completed: false,
+            fence: <R>(respond: (result: R) => StoredResponse) =>
+              workFence<R>(
+                context(),
+                { scope, owner, progress: claim.progress, onCompleted: () => (claimed.completed = true) },
+                respond,
+              ),
+          };
+          state.idempotency = claimed;
           return;
+        }
         case "replay":
           state.replay = {
             ...claim.response,
@@ -51,13 +85,15 @@ export function idempotencyMiddleware(
         case "mismatch":
           throw new AppError("idempotency_key_reused");
         case "in_progress":
-          throw new AppError("idempotency_in_progress");
+          throw new AppError("idempotency_in_progress", {
+            headers: { "retry-after": String(claim.retryAfterSeconds) },
+          });
       }
     },
     after: async (request) => {
       const claim = request.internal.state.idempotency;
       const response = request.response;
-      if (!claim || !response) return;
+      if (!claim || !response || claim.completed) return;
       await completeIdempotencyKey(context(), claim.scope, claim.owner, {
         statusCode: response.statusCode,
         body: typeof response.body === "string" ? response.body : "",
@@ -66,24 +102,36 @@ export function idempotencyMiddleware(
     },
     onError: async (request) => {
       const claim = request.internal.state.idempotency;
-      if (!claim) return;
-      const formatted = toFormatB(request.error);
+      if (!claim || claim.completed) return;
+      const error = request.error;
+      // Another attempt owns the key now: it finishes the work and stores the answer.
+      if (error instanceof AppError && error.code === "idempotency_in_progress") return;
+      const formatted = toFormatB(error);
+      if (formatted.status >= 500) {
+        // Whether this attempt's writes landed is unknown: a retry must complete the work, not redo it.
+        await handBack(context(), claim.scope, claim.owner);
+        return;
+      }
       try {
-        if (formatted.status < 500) {
-          // A definite answer (e.g. 404, 409): the retry must get the same one.
-          await completeIdempotencyKey(context(), claim.scope, claim.owner, {
-            statusCode: formatted.status,
-            body: JSON.stringify(formatted.body),
-            headers: formatted.headers,
-          });
-        } else {
-          await releaseIdempotencyKey(context(), claim.scope, claim.owner);
-        }
-      } catch (error) {
-        log.warn("could not settle idempotency record", describeError(error));
+        // A definite answer (e.g. 404, 409): the retry must get the same one.
+        await completeIdempotencyKey(context(), claim.scope, claim.owner, {
+          statusCode: formatted.status,
+          body: JSON.stringify(formatted.body),
+          headers: formatted.headers,
+        });
+      } catch (settleError) {
+        log.warn("could not store the answer on the idempotency record", describeError(settleError));
       }
     },
   };
+}
+
+/** Best effort, and bounded: when the table does not answer, the request goes out anyway and may land later. */
+async function handBack(ctx: DomainContext, scope: IdempotencyScope, owner: string): Promise<void> {
+  const sent = handBackIdempotencyKey(ctx, scope, owner).catch((error: unknown) => {
+    log.warn("could not hand the idempotency key back", describeError(error));
+  });
+  await Promise.race([sent, new Promise((resolve) => setTimeout(resolve, HAND_BACK_WAIT_MS).unref())]);
 }
 
 function checkHeader(value: string): void {

@@ -41,6 +41,8 @@ export type ManageVerdict =
   | { outcome: "organization_not_found" }
   /** A person in several (or no) organizations must name one with X-Organization-Id. */
   | { outcome: "organization_required"; memberships: number }
+  /** The table or the user pool's keys did not answer in time: a 503 the caller may retry. */
+  | { outcome: "unavailable" }
   | { outcome: "error" };
 
 type Flat = Record<string, string | number | boolean>;
@@ -76,6 +78,7 @@ export function toManageContext(verdict: ManageVerdict): Flat {
     case "organization_required":
       return { outcome: "organization_required", memberships: verdict.memberships };
     case "organization_not_found":
+    case "unavailable":
     case "error":
       return { outcome: verdict.outcome };
   }
@@ -159,6 +162,7 @@ export function readManageContext(raw: unknown): ManageVerdict | undefined {
     case "organization_required":
       return { outcome: "organization_required", memberships: count(context.memberships) ?? 0 };
     case "organization_not_found":
+    case "unavailable":
     case "error":
       return { outcome: context.outcome };
     default:

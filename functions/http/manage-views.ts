@@ -7,6 +7,7 @@
 import * as z from "zod/mini";
 import type { ToolView } from "#functions/domain/tools";
 import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
+import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
 import { isoTimestamp } from "#functions/http/schemas";
 import type {
   ApiKeyRecord,
@@ -17,6 +18,7 @@ import type {
   OrganizationRecord,
   UsageRecord,
 } from "#functions/store/items";
+import { webhookEventTypes } from "#functions/webhooks/events";
 
 const nullableText = (description: string) => z.nullable(z.string().check(z.describe(description)));
 
@@ -273,4 +275,100 @@ export const toUsageDayView = (record: UsageRecord): z.input<typeof usageDayView
   ) as Record<(typeof lookupOutcomes)[number], number>,
   input_tokens: record.inputTokens ?? 0,
   output_tokens: record.outputTokens ?? 0,
+});
+
+// ---------- webhook endpoints ----------
+
+export const webhookEventType = z.enum(webhookEventTypes);
+
+export const webhookEndpointView = z.object({
+  endpoint_id: z.string(),
+  url: z.string(),
+  events: z.array(webhookEventType),
+  enabled: z.boolean(),
+  description: nullableText("What the endpoint is for."),
+  created_at: isoTimestamp("When the endpoint was registered"),
+  updated_at: isoTimestamp("When it last changed"),
+  previous_secret_expires_at: z.nullable(
+    isoTimestamp(
+      "While rotated-out secrets still sign (each delivery then carries one signature per secret): when the last stops",
+    ),
+  ),
+  failing_since: z.nullable(
+    isoTimestamp("Since when its deliveries fail (it is disabled after 5 days of failures)"),
+  ),
+  last_failure_at: z.nullable(isoTimestamp("The last failed attempt")),
+  slow_until: z.nullable(
+    isoTimestamp("Until then at most a few attempts run at once: it answered slowly or not at all"),
+  ),
+  disabled_at: z.nullable(isoTimestamp("When deliveries were stopped")),
+  disabled_reason: nullableText(
+    "Why deliveries were stopped (e.g. failing for 5 days); enabling it clears this.",
+  ),
+});
+
+export const toWebhookEndpointView = (view: WebhookEndpointView): z.input<typeof webhookEndpointView> => ({
+  endpoint_id: view.endpointId,
+  url: view.url,
+  events: view.events,
+  enabled: view.enabled,
+  description: view.description ?? null,
+  created_at: view.createdAt,
+  updated_at: view.updatedAt,
+  previous_secret_expires_at: view.previousSecretExpiresAt ?? null,
+  failing_since: view.failingSince ?? null,
+  last_failure_at: view.lastFailureAt ?? null,
+  slow_until: view.slowUntil ?? null,
+  disabled_at: view.disabledAt ?? null,
+  disabled_reason: view.disabledReason ?? null,
+});
+
+export const webhookDeliveryView = z.object({
+  delivery_id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string().check(z.describe("The `webhook-id` header of every attempt (the same on retries).")),
+  event_type: z.string(),
+  state: z.enum(["pending", "delivered", "failed"]),
+  created_at: isoTimestamp("When the event happened"),
+  attempt_count: z.int(),
+  attempts: z
+    .array(
+      z.object({
+        attempt: z.int(),
+        at: isoTimestamp("When the attempt was made"),
+        trigger: z.enum(["event", "retry", "manual"]),
+        status: z.nullable(z.int()).check(z.describe("The endpoint's HTTP status, when it answered.")),
+        error: nullableText("Why there is no status: timeout, network, blocked_address."),
+        latency_ms: z.int(),
+        response: nullableText("The first 1 KB of the endpoint's answer."),
+      }),
+    )
+    .check(z.describe("Newest first.")),
+  next_attempt_at: z.nullable(isoTimestamp("The next scheduled retry")),
+  finished_at: z.nullable(isoTimestamp("When it was delivered or given up")),
+  failed_reason: nullableText(
+    "Why a failed delivery stopped: retries_exhausted, endpoint_disabled, endpoint_deleted.",
+  ),
+});
+
+export const toWebhookDeliveryView = (view: WebhookDeliveryView): z.input<typeof webhookDeliveryView> => ({
+  delivery_id: view.deliveryId,
+  endpoint_id: view.endpointId,
+  event_id: view.eventId,
+  event_type: view.eventType,
+  state: view.state,
+  created_at: view.createdAt,
+  attempt_count: view.attemptCount,
+  attempts: view.attempts.map((attempt) => ({
+    attempt: attempt.attempt,
+    at: attempt.at,
+    trigger: attempt.trigger,
+    status: attempt.status ?? null,
+    error: attempt.error ?? null,
+    latency_ms: Math.round(attempt.latencyMs),
+    response: attempt.response ?? null,
+  })),
+  next_attempt_at: view.nextAttemptAt ?? null,
+  finished_at: view.finishedAt ?? null,
+  failed_reason: view.failedReason ?? null,
 });

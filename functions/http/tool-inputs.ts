@@ -6,7 +6,8 @@
 import * as z from "zod/mini";
 import type { DomainContext } from "#functions/domain/context";
 import { type ToolsContext, toolLimits } from "#functions/domain/tools";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
+import { toolEnvironment } from "#functions/tools/environment";
 import { templateKinds } from "#functions/tools/template";
 
 export const toolKind = z.enum(templateKinds).check(z.describe("The template (GET /manage/tool-templates)."));
@@ -51,7 +52,7 @@ export function lazyToolsContext(ctx: DomainContext): () => ToolsContext {
   let made: ToolsContext | undefined;
   return () => {
     if (!made) {
-      const cipher = credentialCipherFor(toolEnvironment(process.env).credentialKey);
+      const cipher = envelopeCipherFor(toolEnvironment(process.env).credentialKey);
       made = {
         get db() {
           return ctx.db;

@@ -1,9 +1,17 @@
 /** Reading DynamoDB's refusals of conditional writes. */
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Db } from "#functions/store/dynamodb";
 import type { Item, Key } from "#functions/store/items";
+
+/** One action of a TransactWriteItems. */
+export type TransactAction = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+
+/** An action creating an item that must not exist yet (a retried write cannot create it twice). */
+export function putNewAction(tableName: string, item: Item): TransactAction {
+  return { Put: { TableName: tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" } };
+}
 
 /**
  * The item as stored when a conditional write was refused (`ReturnValuesOnConditionCheckFailure:

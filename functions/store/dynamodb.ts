@@ -4,6 +4,7 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { type CallBudget, createTableClient } from "#functions/aws-clients";
 
 export interface Db {
   client: DynamoDBDocumentClient;
@@ -20,14 +21,19 @@ export function createDb(tableName: string, client = new DynamoDBClient({})): Db
   };
 }
 
-let fromEnvironment: Db | undefined;
+const fromEnvironment = new Map<CallBudget, Db>();
 
-/** The Lambda's table, named by the stack through `TABLE_NAME`. */
-export function dbFromEnvironment(): Db {
-  if (!fromEnvironment) {
+/**
+ * The Lambda's table, named by the stack through `TABLE_NAME`, with the timeouts and retries of the
+ * calling function's budget (aws-clients.ts).
+ */
+export function dbFromEnvironment(budget: CallBudget = "request"): Db {
+  let db = fromEnvironment.get(budget);
+  if (!db) {
     const tableName = process.env.TABLE_NAME;
     if (!tableName) throw new Error("TABLE_NAME is not set");
-    fromEnvironment = createDb(tableName);
+    db = createDb(tableName, createTableClient(budget));
+    fromEnvironment.set(budget, db);
   }
-  return fromEnvironment;
+  return db;
 }

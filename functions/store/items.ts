@@ -82,6 +82,16 @@ export const keys = {
     PK: `ORG#${organizationId}#EXT#${externalIdHash}`,
     SK: `CONV#${conversationId}`,
   }),
+  /** An organization's webhook endpoints share one partition: the fan-out reads them with one Query. */
+  webhookEndpoint: (organizationId: string, endpointId: string): Key => ({
+    PK: `ORG#${organizationId}#WEBHOOKS`,
+    SK: `WHEP#${endpointId}`,
+  }),
+  /** One event's delivery to one endpoint; delivery ids sort by event time (UUIDv7 layout). */
+  webhookDelivery: (organizationId: string, endpointId: string, deliveryId: string): Key => ({
+    PK: `ORG#${organizationId}#WHEP#${endpointId}`,
+    SK: `DLV#${deliveryId}`,
+  }),
 } as const;
 
 /** Partition and sort-key prefixes used by Queries; each prefix ends in its separator. */
@@ -101,7 +111,23 @@ export const prefixes = {
   externalConversations: (organizationId: string, externalIdHash: string) =>
     `ORG#${organizationId}#EXT#${externalIdHash}`,
   conversationLinks: "CONV#",
+  webhooksPartition: (organizationId: string) => `ORG#${organizationId}#WEBHOOKS`,
+  webhookEndpoints: "WHEP#",
+  deliveriesPartition: (organizationId: string, endpointId: string) =>
+    `ORG#${organizationId}#WHEP#${endpointId}`,
+  deliveries: "DLV#",
 } as const;
+
+/**
+ * The organization and conversation a conversation-partition key (`ORG#{org}#CONV#{conv}`) names,
+ * for code that gets items without their ids (table stream records of messages); undefined otherwise.
+ */
+export function conversationPartitionIds(
+  partitionKey: string,
+): { organizationId: string; conversationId: string } | undefined {
+  const match = /^ORG#([^#]+)#CONV#([^#]+)$/.exec(partitionKey);
+  return match?.[1] && match[2] ? { organizationId: match[1], conversationId: match[2] } : undefined;
+}
 
 /**
  * GSI1: an organization's API keys, chatbots and members, the list of organizations, and a
@@ -312,6 +338,8 @@ export interface ConversationRecord {
   contactId: string;
   externalId?: string;
   status: ConversationStatus;
+  /** When `status` last changed (its webhook event's time). */
+  statusChangedAt?: string;
   /** Number of turns started; allocates each turn's message sort keys. */
   turns: number;
   createdAt: string;
@@ -338,7 +366,7 @@ export interface ToolRecord {
   description?: string;
   /** Cap on requests this tool sends to its platform (token bucket, per minute). */
   requestsPerMinute: number;
-  /** The credentials, encrypted (tools/credentials.ts envelope); decrypted only to call the platform. */
+  /** The credentials, encrypted (secrets/envelope.ts envelope); decrypted only to call the platform. */
   credentials?: string;
   /** Masked credentials (`••••7c6b`), what operators are shown instead. */
   credentialHints?: Record<string, string>;
@@ -361,9 +389,23 @@ export type StoredAttachment =
   | { type: "image"; url: string; media_type?: string }
   | { type: "image"; media_type: string; sha256: string; size: number };
 
+/** One look-up a reply made (its `lookup.completed` event): never values, credentials or found data. */
+export interface LookupSummary {
+  toolId: string;
+  toolName: string;
+  /** The tool's template kind: the platform it reads (`woocommerce`, `sendcloud`, …, `http-get`). */
+  platform: string;
+  /** The result kind: found, not_found, auth_failed, rate_limited, timeout or unavailable. */
+  outcome: string;
+  latencyMs: number;
+  cached?: true;
+}
+
 export interface MessageRecord {
   messageId: string;
   conversationId: string;
+  /** The conversation's chatbot (webhook events name it; older items may lack it). */
+  chatbotId?: string;
   turn: number;
   index: number;
   role: "user" | "assistant";
@@ -375,6 +417,79 @@ export interface MessageRecord {
   usage?: { inputTokens: number; outputTokens: number };
   modelLatencyMs?: number;
   fallback?: boolean;
+  /** The first reply of a turn: the look-ups the turn made. */
+  lookups?: LookupSummary[];
+}
+
+/** A webhook signing secret, sealed (secrets/envelope.ts); a rotated-out one signs until `expiresAt`. */
+export interface StoredSigningSecret {
+  envelope: string;
+  createdAt: string;
+  /** Epoch ms; absent for the current secret. */
+  expiresAt?: number;
+}
+
+export interface WebhookEndpointRecord {
+  endpointId: string;
+  organizationId: string;
+  url: string;
+  /** The event types it receives. */
+  events: string[];
+  enabled: boolean;
+  description?: string;
+  /** Newest first: the current secret, then rotated-out ones still inside their overlap. */
+  secrets: StoredSigningSecret[];
+  createdAt: string;
+  updatedAt: string;
+  /** Epoch ms of the first failure since the last success; cleared by a success. */
+  failingSince?: number;
+  lastFailureAt?: string;
+  /** Epoch ms until which attempts in flight are limited: the endpoint was slow recently. */
+  slowUntil?: number;
+  disabledAt?: string;
+  disabledReason?: string;
+  /** Attempts in flight: delivery id → lease end (epoch ms). Caps one endpoint's concurrency. */
+  leases: Record<string, number>;
+  /** Bumped by every lease taken, so the cap is checked against what the taker read. */
+  leaseVersion: number;
+}
+
+export type DeliveryState = "pending" | "delivered" | "failed";
+
+/** One attempt to deliver, as the organization sees it. */
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  trigger: "event" | "retry" | "manual";
+  /** The HTTP status, when the endpoint answered. */
+  status?: number;
+  /** Why there is no status: timeout, network, blocked_address. */
+  error?: string;
+  latencyMs: number;
+  /** The first 1 KB of the answer's body. */
+  response?: string;
+}
+
+export interface WebhookDeliveryRecord {
+  deliveryId: string;
+  endpointId: string;
+  organizationId: string;
+  /** The event's id: the `webhook-id` header of every attempt. */
+  eventId: string;
+  eventType: string;
+  /** The JSON body, fixed at fan-out so every attempt signs and sends the same bytes. */
+  payload: string;
+  createdAt: string;
+  state: DeliveryState;
+  attemptCount: number;
+  attempts: DeliveryAttempt[];
+  /** Epoch ms of the next scheduled attempt while pending after a failure. */
+  nextAttemptAt?: number;
+  finishedAt?: string;
+  /** Why a failed delivery stopped: retries_exhausted, endpoint_disabled, endpoint_deleted. */
+  failedReason?: string;
+  /** Epoch seconds: deliveries are kept 30 days. */
+  expiresAt: number;
 }
 
 // ---------- item <-> record ----------
@@ -395,6 +510,8 @@ const entity = {
   operatorGrant: "OperatorGrant",
   usage: "Usage",
   conversationLink: "ConversationLink",
+  webhookEndpoint: "WebhookEndpoint",
+  webhookDelivery: "WebhookDelivery",
 } as const;
 
 /** Usage records are kept this long (reports cover at least the last 90 days). */
@@ -435,10 +552,10 @@ export const items = {
       ...record,
     };
   },
-  conversation(record: ConversationRecord & { lastActivityAt: string }): Item {
+  conversation(record: ConversationRecord): Item {
     return {
       ...keys.conversation(record.organizationId, record.conversationId),
-      ...conversationIndexKeys(record),
+      ...conversationIndexKeys({ ...record, lastActivityAt: record.lastActivityAt ?? record.createdAt }),
       entity: entity.conversation,
       ...record,
     };
@@ -494,6 +611,21 @@ export const items = {
       ...record,
     };
   },
+  webhookEndpoint(record: WebhookEndpointRecord): Item {
+    return {
+      ...keys.webhookEndpoint(record.organizationId, record.endpointId),
+      entity: entity.webhookEndpoint,
+      ...record,
+    };
+  },
+  webhookDelivery(record: WebhookDeliveryRecord): Item {
+    return {
+      ...keys.webhookDelivery(record.organizationId, record.endpointId, record.deliveryId),
+      entity: entity.webhookDelivery,
+      ttl: record.expiresAt,
+      ...record,
+    };
+  },
 } as const;
 
 /** Strips the key and bookkeeping attributes, leaving the record's own fields. */
@@ -527,6 +659,8 @@ export const records = {
   operatorGrant: (item: Item) => recordFields(item) as unknown as OperatorGrantRecord,
   usage: (item: Item) => recordFields(item) as unknown as UsageRecord,
   conversationLink: (item: Item) => recordFields(item) as unknown as ConversationLinkRecord,
+  webhookEndpoint: (item: Item) => recordFields(item) as unknown as WebhookEndpointRecord,
+  webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

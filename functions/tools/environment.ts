@@ -13,32 +13,22 @@
  * (a reserved variable no configuration can remove), so a deployed function can never be pointed
  * at a loopback address or another origin, nor decrypt with a key file.
  */
-import { KMSClient } from "@aws-sdk/client-kms";
 import { allowListFromEnvironment } from "#functions/net/outbound-address";
-import {
-  type CredentialCipher,
-  createKmsCredentialCipher,
-  createLocalCredentialCipher,
-} from "#functions/tools/credentials";
+import { type EnvelopeKey, envelopeKeyFrom } from "#functions/secrets/envelope";
 import type { HttpGetOptions } from "#functions/tools/http-get";
-
-export type CredentialKey = { kind: "kms"; keyId: string } | { kind: "key-file"; path: string };
 
 export interface ToolEnvironment {
   /** Absent: tools cannot be given credentials or use them. */
-  credentialKey?: CredentialKey;
+  credentialKey?: EnvelopeKey;
   http: Pick<HttpGetOptions, "allowPrivate" | "originOverrides">;
 }
 
 export function toolEnvironment(env: Readonly<Record<string, string | undefined>>): ToolEnvironment {
   const local = env.AWS_LAMBDA_FUNCTION_NAME === undefined;
-  const keyId = env.TOOL_CREDENTIALS_KEY_ID?.trim();
-  const keyFile = env.TOOL_CREDENTIALS_KEY_FILE?.trim();
-  const credentialKey: CredentialKey | undefined = keyId
-    ? { kind: "kms", keyId }
-    : local && keyFile
-      ? { kind: "key-file", path: keyFile }
-      : undefined;
+  const credentialKey = envelopeKeyFrom(env, {
+    kmsKeyId: "TOOL_CREDENTIALS_KEY_ID",
+    keyFile: "TOOL_CREDENTIALS_KEY_FILE",
+  });
   const http: ToolEnvironment["http"] = {};
   const allowPrivate = allowListFromEnvironment(env);
   if (allowPrivate.length > 0) http.allowPrivate = allowPrivate;
@@ -57,21 +47,4 @@ function parseOverrides(json: string): Record<string, string> {
     overrides[new URL(origin).origin] = new URL(target).origin;
   }
   return overrides;
-}
-
-/** One KMS client per region, per process. */
-const kmsClients = new Map<string, KMSClient>();
-
-/** The cipher for the configured key, or undefined when none is configured. */
-export function credentialCipherFor(key: CredentialKey | undefined): CredentialCipher | undefined {
-  if (!key) return undefined;
-  if (key.kind === "key-file") return createLocalCredentialCipher({ keyFile: key.path });
-  // A key ARN names its region, so the operator CLI works whatever AWS_REGION says.
-  const region = /^arn:[^:]+:kms:([^:]+):/.exec(key.keyId)?.[1] ?? "";
-  let client = kmsClients.get(region);
-  if (!client) {
-    client = new KMSClient(region ? { region } : {});
-    kmsClients.set(region, client);
-  }
-  return createKmsCredentialCipher({ client, keyId: key.keyId });
 }

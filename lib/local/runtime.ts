@@ -1,7 +1,15 @@
 /**
  * The local runtime: DynamoDB Local with the stack's table, cognito-local with the stack's user pool
  * and console client, every function bundled exactly as for Lambda, and the HTTP API emulator
- * wired from the same route table as the stack (both authorizers).
+ * wired from the same route table as the stack (both authorizers). The webhook
+ * pipeline runs on local counterparts built from lib/event-sources.ts, as the stack is: the table's
+ * stream read by an emulator of Lambda's DynamoDB Streams event source mapping, a local SQS
+ * (fauxqs) with the stack's queues, and an emulator of Lambda's SQS event source mapping.
+ *
+ * Webhooks locally: signing secrets are sealed with a key file instead of KMS
+ * (WEBHOOK_SECRETS_KEY_FILE, default .local/webhook-secrets.key); an endpoint on a loopback
+ * address:port named in OUTBOUND_ALLOW_PRIVATE is reachable, over plain http too; WEBHOOK_* timings
+ * compress the retry schedule (functions/webhooks/timings.ts).
  *
  * Look-up tools locally: credentials are sealed with a key file instead of KMS
  * (TOOL_CREDENTIALS_KEY_FILE, default .local/tool-credentials.key), and a sample shop (the five
@@ -14,8 +22,12 @@
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { describeError, log as jsonLog } from "#functions/log";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
+import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
 import {
   allFunctions,
   authorizer,
@@ -30,7 +42,7 @@ import {
   localCredentials,
   localRegion,
   type RunningDynamoDb,
-  startDynamoDbLocal,
+  superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { bundleFunctions, loadFunctions } from "./functions.ts";
 import {
@@ -38,6 +50,9 @@ import {
   type RunningEmulator,
   startHttpApiEmulator,
 } from "./http-api-emulator.ts";
+import { type RunningSqsEventSource, startSqsEventSource } from "./sqs-event-source.ts";
+import { type RunningSqs, startLocalSqs } from "./sqs-local.ts";
+import { type RunningStreamEventSource, startStreamEventSource } from "./stream-event-source.ts";
 
 export const repositoryRoot = resolve(import.meta.dirname, "../..");
 export const localDirectory = resolve(repositoryRoot, ".local");
@@ -48,6 +63,8 @@ export interface LocalRuntimeOptions {
   host?: string;
   /** Keep DynamoDB Local's data here between runs; absent: in memory. */
   dataDirectory?: string;
+  /** Keep the local SQS's queues and messages, and the stream checkpoints, here; absent: in memory. */
+  eventStateDirectory?: string;
   tableName?: string;
   /** Extra environment for the functions (e.g. endpoints of local fakes). */
   environment?: Record<string, string>;
@@ -57,12 +74,25 @@ export interface LocalRuntimeOptions {
   cognitoDirectory?: string;
   /** Where invitations and reset codes land (default: .local/mailbox.jsonl). */
   mailboxFile?: string;
+  /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
+  buildDirectory?: string;
+  /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
+  log?: (line: string) => void;
+  /** DynamoDB Local is running again as process `pid`, with its data. */
+  onDatabaseRestarted?: (pid: number) => void;
+  /**
+   * DynamoDB Local is gone for good (in-memory data lost, or it cannot be restarted): the runtime
+   * must not go on serving. Default: print `message` and exit the process with status 1.
+   */
+  onDatabaseLost?: (message: string) => void;
 }
 
 export interface LocalRuntime {
   baseUrl: string;
   tableName: string;
   dynamoDbEndpoint: string;
+  /** DynamoDB Local's (Java) process id; a restart changes it. */
+  readonly dynamoDbPid: number;
   /** A DynamoDB client for the local table (seeding, the operator CLI). */
   dynamoDb: DynamoDBClient;
   /** The look-up tools' settings the functions got; the operator CLI needs the same (runtime.json). */
@@ -71,6 +101,8 @@ export interface LocalRuntime {
   sampleShop?: Record<string, string>;
   /** The local Cognito: its endpoint, pool, console client and mailbox. */
   cognito: RunningCognito;
+  /** The webhook settings the functions got (key file, queue, local SQS); the CLI and tests need the same. */
+  webhookEnvironment: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -97,6 +129,8 @@ function localAllowList(given: string | undefined, overrides: string): string {
 
 /** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
 export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
+/** Where local webhook signing secrets are sealed, unless WEBHOOK_SECRETS_KEY_FILE says otherwise. */
+export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key");
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
@@ -104,6 +138,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   let cognito: RunningCognito | undefined;
   let emulator: RunningEmulator | undefined;
   let shop: PlatformFakes | undefined;
+  let sqs: RunningSqs | undefined;
+  const sources: (RunningStreamEventSource | RunningSqsEventSource)[] = [];
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
     if (!ownPlatforms) shop = await startPlatformFakes();
@@ -113,17 +149,50 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
       OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };
-    dynamo = await startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {});
-    const dynamoDb = new DynamoDBClient({
+    const log = options.log ?? ((line: string) => console.error(`[dynamodb-local] ${line}`));
+    let dynamoDb: DynamoDBClient | undefined;
+    dynamo = await superviseDynamoDbLocal(
+      options.dataDirectory ? { dataDirectory: options.dataDirectory } : {},
+      {
+        log,
+        restarted: async (pid) => {
+          // The data folder holds the table; make sure of it all the same before saying it is back.
+          if (dynamoDb) await ensureTable(dynamoDb, tableName);
+          options.onDatabaseRestarted?.(pid);
+        },
+        failed:
+          options.onDatabaseLost ??
+          ((message) => {
+            console.error(`[dynamodb-local] ${message}`);
+            process.exit(1);
+          }),
+      },
+    );
+    dynamoDb = new DynamoDBClient({
       endpoint: dynamo.endpoint,
       region: localRegion,
       credentials: localCredentials,
     });
-    await ensureTable(dynamoDb, tableName);
+    const streamArn = await ensureTable(dynamoDb, tableName);
     cognito = await startCognitoLocal({
       mailboxFile: options.mailboxFile ?? resolve(localDirectory, "mailbox.jsonl"),
       ...(options.cognitoDirectory ? { dataDirectory: options.cognitoDirectory } : {}),
     });
+    sqs = await startLocalSqs({
+      queues: allQueues,
+      namePrefix: tableName,
+      ...(options.eventStateDirectory ? { dataDirectory: resolve(options.eventStateDirectory, "sqs") } : {}),
+    });
+    const queueUrl = (id: string) => {
+      const url = sqs?.queueUrls.get(id);
+      if (!url) throw new Error(`queue ${id} missing`);
+      return url;
+    };
+    const webhookEnvironment: Record<string, string> = {
+      WEBHOOK_SECRETS_KEY_FILE: process.env.WEBHOOK_SECRETS_KEY_FILE ?? localWebhookKeyFile,
+      WEBHOOK_QUEUE_URL: queueUrl(queues.webhookDeliveries.id),
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    };
 
     // The functions run in this process and read their configuration from its environment, as
     // they read the environment the stack gives them on Lambda.
@@ -145,11 +214,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       COGNITO_USER_POOL_ID: cognito.userPoolId,
       COGNITO_CLIENT_ID: cognito.clientId,
       COGNITO_ISSUER: cognito.issuer,
+      ...webhookEnvironment,
       ...options.environment,
     });
 
-    const bundles = await bundleFunctions(allFunctions, resolve(localDirectory, "build"));
-    const functions = await loadFunctions(allFunctions, bundles, "local");
+    const everyFunction = [...allFunctions, ...eventFunctions];
+    const bundles = await bundleFunctions(
+      everyFunction,
+      options.buildDirectory ?? resolve(localDirectory, "build"),
+    );
+    const functions = await loadFunctions(everyFunction, bundles, "local");
     const fn = (id: string) => {
       const found = functions.get(id);
       if (!found) throw new Error(`function ${id} missing`);
@@ -181,14 +255,65 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         },
       },
     });
-    const running = { dynamo, cognito, emulator, shop };
+    const streams = new DynamoDBStreamsClient({
+      endpoint: dynamo.endpoint,
+      region: localRegion,
+      credentials: localCredentials,
+    });
+    const onError = (message: string, error: unknown) => jsonLog.warn(message, describeError(error));
+    const sqsClient = sqs.client;
+    for (const source of streamSources) {
+      const failureQueue = queueUrl(source.onFailureQueueId);
+      sources.push(
+        startStreamEventSource({
+          definition: source,
+          fn: fn(source.function.id),
+          streams,
+          streamArn,
+          region: localRegion,
+          ...(options.eventStateDirectory
+            ? {
+                checkpointFile: resolve(
+                  options.eventStateDirectory,
+                  "event-sources",
+                  `${tableName}-${source.function.id}.json`,
+                ),
+              }
+            : {}),
+          onFailure: async (document) => {
+            await sqsClient.send(
+              new SendMessageCommand({ QueueUrl: failureQueue, MessageBody: JSON.stringify(document) }),
+            );
+          },
+          onError,
+        }),
+      );
+    }
+    for (const source of queueSources) {
+      sources.push(
+        startSqsEventSource({
+          definition: source,
+          fn: fn(source.function.id),
+          client: sqsClient,
+          queueUrl: queueUrl(source.queueId),
+          queueArn: sqs.queueArns.get(source.queueId) ?? "",
+          region: localRegion,
+          onError,
+        }),
+      );
+    }
+    const running = { dynamo, cognito, emulator, shop, sqs, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
+      get dynamoDbPid() {
+        return running.dynamo.pid;
+      },
       dynamoDb,
       toolEnvironment,
       cognito,
+      webhookEnvironment,
       ...(shop
         ? {
             sampleShop: {
@@ -201,14 +326,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           }
         : {}),
       stop: async () => {
+        await Promise.all(sources.map((source) => source.stop()));
+        streams.destroy();
         await running.emulator.close();
-        dynamoDb.destroy();
+        await running.sqs.stop();
+        running.dynamoDb.destroy();
         await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
         await running.shop?.stop();
       },
     };
   } catch (error) {
+    await Promise.all(sources.map((source) => source.stop()));
     await emulator?.close();
+    await sqs?.stop();
     await dynamo?.stop();
     await cognito?.stop();
     await shop?.stop();

@@ -8,6 +8,14 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { beforeAll, describe, expect, it } from "vitest";
 import { toAuthorizerContext } from "#functions/http/authorizer-context";
 import { buildApp } from "#lib/app";
+import {
+  eventFanout,
+  eventFunctions,
+  queueSources,
+  queues,
+  streamSources,
+  webhookDelivery,
+} from "#lib/event-sources";
 import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes } from "#lib/routes";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
@@ -180,9 +188,9 @@ describe("the access log", () => {
 });
 
 describe("the functions", () => {
-  it("are one Node.js 24 arm64 Lambda per route, plus the authorizer and the route-miss function", () => {
+  it("are one Node.js 24 arm64 Lambda per route, plus the authorizer, the route-miss function and the webhook pipeline's two", () => {
     const functions = ofType("AWS::Lambda::Function");
-    expect(functions).toHaveLength(allFunctions.length);
+    expect(functions).toHaveLength(allFunctions.length + eventFunctions.length);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs24.x", Architectures: ["arm64"] });
     }
@@ -204,7 +212,7 @@ describe("the functions", () => {
   });
 
   it("each may use exactly the table and index actions its route declares, on the table and its indexes only", () => {
-    for (const definition of allFunctions) {
+    for (const definition of [...allFunctions, ...eventFunctions]) {
       const policy = Object.entries(resources).find(
         ([id, resource]) =>
           resource.Type === "AWS::IAM::Policy" &&
@@ -213,7 +221,12 @@ describe("the functions", () => {
       )?.[1];
       const statements = (
         (policy?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })?.Statement ?? []
-      ).filter((statement) => JSON.stringify(statement.Action).includes("dynamodb:"));
+      )
+        .filter((statement) => JSON.stringify(statement.Action).includes("dynamodb:"))
+        // Reading the table's stream is the fan-out's event source, checked with the pipeline below.
+        .filter(
+          (statement) => !([statement.Action].flat() as string[]).every((action) => streamRead.has(action)),
+        );
       const onIndex = (statement: Record<string, unknown>) =>
         JSON.stringify(statement.Resource).includes("/index/");
       const actions = statements
@@ -344,6 +357,128 @@ describe("the operators", () => {
       ],
     ]);
     template.hasOutput("OperatorPolicyArn", {});
+  });
+});
+
+const streamRead = new Set([
+  "dynamodb:DescribeStream",
+  "dynamodb:GetRecords",
+  "dynamodb:GetShardIterator",
+  "dynamodb:ListStreams",
+]);
+
+/** The statements of a function's role, as [resource, sorted actions] pairs (logs left out). */
+function roleStatements(functionId: string): [string, string[]][] {
+  const policy = Object.entries(resources).find(
+    ([id, resource]) => resource.Type === "AWS::IAM::Policy" && id.startsWith(`${functionId}Role`),
+  )?.[1];
+  const statements =
+    (policy?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })?.Statement ?? [];
+  return statements
+    .map((statement): [string, string[]] => [
+      JSON.stringify(statement.Resource),
+      ([statement.Action].flat() as string[]).sort(),
+    ])
+    .filter(([, actions]) => !actions.some((action) => action.startsWith("logs:")));
+}
+
+describe("the webhook pipeline", () => {
+  it("streams the table's new and old images", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      StreamSpecification: { StreamViewType: "NEW_AND_OLD_IMAGES" },
+    });
+  });
+
+  it("feeds the stream to the fan-out as lib/event-sources.ts says: filters, batching, bisect, bounded retries, failure queue", () => {
+    const [source] = streamSources;
+    if (!source) throw new Error("no stream source");
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [Match.stringLikeRegexp("^Table"), "StreamArn"] },
+      StartingPosition: source.startingPosition,
+      BatchSize: source.batchSize,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: source.retryAttempts,
+      MaximumRecordAgeInSeconds: source.maxRecordAgeSeconds,
+      ParallelizationFactor: source.parallelizationFactor,
+      FilterCriteria: { Filters: source.filters.map((pattern) => ({ Pattern: JSON.stringify(pattern) })) },
+      DestinationConfig: {
+        OnFailure: {
+          Destination: { "Fn::GetAtt": [Match.stringLikeRegexp(`^${queues.eventFanoutFailures.id}`), "Arn"] },
+        },
+      },
+    });
+  });
+
+  it("feeds the delivery queue to the delivery function in batches, with partial failures and a concurrency cap", () => {
+    const [source] = queueSources;
+    if (!source) throw new Error("no queue source");
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [Match.stringLikeRegexp(`^${queues.webhookDeliveries.id}`), "Arn"] },
+      BatchSize: source.batchSize,
+      ScalingConfig: { MaximumConcurrency: source.maxConcurrency },
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
+
+  it("encrypts every queue, refuses plain HTTP to them, and redrives poison messages to a dead-letter queue", () => {
+    const all = ofType("AWS::SQS::Queue");
+    expect(all).toHaveLength(Object.keys(queues).length);
+    for (const queue of all) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: queues.webhookDeliveries.visibilityTimeoutSeconds,
+      RedrivePolicy: {
+        deadLetterTargetArn: {
+          "Fn::GetAtt": [Match.stringLikeRegexp(`^${queues.webhookDeliveriesDeadLetters.id}`), "Arn"],
+        },
+        maxReceiveCount: queues.webhookDeliveries.deadLetter.maxReceiveCount,
+      },
+    });
+    const policies = ofType("AWS::SQS::QueuePolicy");
+    expect(policies).toHaveLength(all.length);
+    for (const policy of policies) {
+      expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    }
+  });
+
+  it("lets the fan-out read the stream, queue deliveries and report failed batches, and nothing else beyond its table actions", () => {
+    const statements = roleStatements(eventFanout.id).filter(
+      ([, actions]) => !actions.every((action) => action.startsWith("dynamodb:") && !streamRead.has(action)),
+    );
+    const send = ["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"];
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        ['"*"', ["dynamodb:ListStreams"]],
+        [
+          expect.stringMatching(/"StreamArn"/),
+          ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+        ],
+        [expect.stringContaining(queues.webhookDeliveries.id), send],
+        [expect.stringContaining(queues.eventFanoutFailures.id), send],
+      ]),
+    );
+    expect(statements).toHaveLength(4);
+  });
+
+  it("lets the delivery function consume and re-queue deliveries and open webhook secrets only", () => {
+    const statements = roleStatements(webhookDelivery.id);
+    const kms = statements.filter(([, actions]) => actions.some((action) => action.startsWith("kms:")));
+    expect(kms).toEqual([[expect.stringMatching(/WebhookSecretsKey/), ["kms:Decrypt"]]]);
+    const sqs = statements
+      .filter(([, actions]) => actions.some((action) => action.startsWith("sqs:")))
+      .map(([resource, actions]) => [resource, actions]);
+    for (const [resource] of sqs) expect(resource).toMatch(new RegExp(queues.webhookDeliveries.id));
+    expect(sqs.flatMap(([, actions]) => actions).sort()).toEqual(
+      [
+        "sqs:ChangeMessageVisibility",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
+        "sqs:GetQueueUrl",
+        "sqs:ReceiveMessage",
+        "sqs:SendMessage",
+      ].sort(),
+    );
   });
 });
 

@@ -26,6 +26,8 @@ const toolId = "5d7f9a3f-9a7c-4e5b-9d4f-6a8c0e1b3d5f";
 const entryId = "7a9c1e3b-5d7f-4a3f-9a7c-1e5b2d4f6a8c";
 const userId = "1e8c2130-784a-4b76-a567-5c7ad0348dec";
 const organizationId = "71469b21-4fd2-4f6e-988b-76fa07f3facb";
+const endpointId = "3e5b7d9f-8e2c-4a6f-9b1d-3e5f7a9c2e4b";
+const deliveryId = "018f5a3e-8a52-7c55-9d3e-2f0c7b1f6a10";
 
 /** The methods a path of the document really has (openapi-typescript marks the others `never`). */
 type Operations<Path> = {
@@ -349,5 +351,65 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
           params: { header: organization, query: { from: "2026-09-01" } },
         })
       ).data?.totals.lookups.found,
+  },
+  "/manage/webhook-endpoints": {
+    get: async () =>
+      (await consoleApi.GET("/manage/webhook-endpoints", { params: { header: organization } })).data
+        ?.webhook_endpoints[0]?.disabled_reason,
+    post: async () => {
+      const { data } = await consoleApi.POST("/manage/webhook-endpoints", {
+        params: { header: organization },
+        body: {
+          url: "https://hooks.example.com/chatbot",
+          events: ["message.created", "conversation.closed"],
+        },
+      });
+      return data?.secret satisfies string | undefined;
+    },
+  },
+  "/manage/webhook-endpoints/{endpoint_id}": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/webhook-endpoints/{endpoint_id}", {
+          params: { header: organization, path: { endpoint_id: endpointId } },
+        })
+      ).data?.enabled,
+    patch: async () =>
+      (
+        await consoleApi.PATCH("/manage/webhook-endpoints/{endpoint_id}", {
+          params: { header: organization, path: { endpoint_id: endpointId } },
+          body: { enabled: true },
+        })
+      ).data?.failing_since,
+    delete: async () =>
+      (
+        await consoleApi.DELETE("/manage/webhook-endpoints/{endpoint_id}", {
+          params: { header: organization, path: { endpoint_id: endpointId } },
+        })
+      ).response.status,
+  },
+  "/manage/webhook-endpoints/{endpoint_id}/rotate-secret": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/webhook-endpoints/{endpoint_id}/rotate-secret", {
+          params: { header: organization, path: { endpoint_id: endpointId } },
+        })
+      ).data?.previous_secret_expires_at,
+  },
+  "/manage/webhook-endpoints/{endpoint_id}/deliveries": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/webhook-endpoints/{endpoint_id}/deliveries", {
+          params: { header: organization, path: { endpoint_id: endpointId }, query: { limit: 20 } },
+        })
+      ).data?.deliveries[0]?.attempts[0]?.status,
+  },
+  "/manage/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver", {
+          params: { header: organization, path: { endpoint_id: endpointId, delivery_id: deliveryId } },
+        })
+      ).data?.state,
   },
 };

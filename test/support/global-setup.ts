@@ -27,6 +27,7 @@ import {
   type PlatformName,
   startPlatformFakes,
 } from "#test/fakes/platforms/index";
+import { startWebhookReceiverHub } from "#test/fakes/webhook-receiver";
 
 export interface TestEnvironment {
   mode: "local" | "deployed";
@@ -54,7 +55,31 @@ export interface TestEnvironment {
   };
   /** Local only: the demo organization and its console users, as `npm start` seeds them. */
   demoFile?: string;
+  /** Webhooks: the runtime's signing-secret key file, delivery queue and local SQS, and the test receivers. */
+  webhookSecretsKeyFile?: string;
+  webhookQueueUrl?: string;
+  sqsEndpoint?: string;
+  webhookReceiverUrl?: string;
+  /** The timings the runtime's webhook functions run with (compressed). */
+  webhookTimings?: Record<string, string>;
 }
+
+/**
+ * Webhook timings for the suite: a day of retries in seconds. Waits of 1–2 s between attempts,
+ * each longer wait split into 1 s queue hops (so chained hops are exercised), 3 s per attempt,
+ * endpoints disabled after 6 s of failures, an endpoint slow after a 1 s attempt and then limited
+ * to two attempts in flight for a minute.
+ */
+export const testWebhookTimings = {
+  WEBHOOK_RETRY_SCHEDULE: "1,1,2,2,2,2,2",
+  WEBHOOK_TIMEOUT_MS: "3000",
+  WEBHOOK_DISABLE_AFTER_SECONDS: "6",
+  WEBHOOK_MAX_QUEUE_DELAY_SECONDS: "1",
+  WEBHOOK_SLOW_ATTEMPT_MS: "1000",
+  WEBHOOK_SLOW_PENALTY_SECONDS: "60",
+  WEBHOOK_MAX_IN_FLIGHT: "2",
+  WEBHOOK_DEFER_SECONDS: "1",
+};
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -118,7 +143,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
           platformControl.close(() => resolveClose());
         }),
     );
+    const receivers = await startWebhookReceiverHub();
+    stops.push(() => receivers.close());
     const toolKeyFile = join(work, "tool-credentials.key");
+    const webhookKeyFile = join(work, "webhook-secrets.key");
     const caFile = join(work, "image-ca.pem");
     writeFileSync(caFile, images.ca);
     const secrets = join(work, "secrets");
@@ -150,13 +178,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
         env: {
           ...process.env,
           AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url,
-          // The image fake only; the runtime adds the platform fakes from the origin overrides.
-          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port}`,
+          // The image fake and the webhook receivers; the runtime adds the platform fakes from the
+          // origin overrides.
+          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port},127.0.0.1:${receivers.port}`,
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",
           TOOL_HTTP_ORIGIN_OVERRIDES: JSON.stringify(platforms.originOverrides),
           TOOL_CREDENTIALS_KEY_FILE: toolKeyFile,
+          WEBHOOK_SECRETS_KEY_FILE: webhookKeyFile,
+          ...testWebhookTimings,
           // A short turn budget so the timeout tests take seconds, not the production 20 s.
           TURN_BUDGET_MS: "3000",
         },
@@ -183,6 +214,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         clientId: string;
         mailboxFile: string;
       };
+      environment: Record<string, string>;
     };
     project.provide("environment", {
       mode: "local",
@@ -198,6 +230,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
       toolCredentialsKeyFile: toolKeyFile,
       cognito: info.cognito,
       demoFile,
+      webhookSecretsKeyFile: webhookKeyFile,
+      ...(info.environment.WEBHOOK_QUEUE_URL ? { webhookQueueUrl: info.environment.WEBHOOK_QUEUE_URL } : {}),
+      ...(info.environment.AWS_ENDPOINT_URL_SQS
+        ? { sqsEndpoint: info.environment.AWS_ENDPOINT_URL_SQS }
+        : {}),
+      webhookReceiverUrl: receivers.baseUrl,
+      webhookTimings: testWebhookTimings,
     });
   } catch (error) {
     runtime?.kill("SIGKILL");

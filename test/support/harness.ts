@@ -12,8 +12,8 @@ import { addKnowledgeEntry, type ChatbotSettings, createChatbot } from "#functio
 import { type DomainContext, systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { type AddToolInput, addTool, type ToolsContext, type ToolView } from "#functions/domain/tools";
+import { createLocalEnvelopeCipher } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
-import { createLocalCredentialCipher } from "#functions/tools/credentials";
 import type { Fault, PlatformName } from "#test/fakes/platforms/index";
 import type { TestEnvironment } from "#test/support/global-setup";
 
@@ -197,7 +197,7 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function toolsContext(): ToolsContext {
   const keyFile = environment.toolCredentialsKeyFile;
   if (!keyFile) throw new Error("tool credentials can be seeded only locally");
-  return { ...domain(), credentials: createLocalCredentialCipher({ keyFile }) };
+  return { ...domain(), credentials: createLocalEnvelopeCipher({ keyFile }) };
 }
 
 /** Adds a look-up tool to the tenant's chatbot, as the operator CLI does. */

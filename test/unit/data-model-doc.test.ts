@@ -25,6 +25,8 @@ const samples: Record<string, string> = {
   userId: "user-1",
   day: "2026-11-21",
   "sha256(externalId)": "exthash",
+  endpointId: "endpoint-1",
+  deliveryId: "delivery-1",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -51,6 +53,8 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   membership: ["Membership", keys.membership("user-1", "org-1")],
   operatorGrant: ["Operator grant", keys.operatorGrant("user-1")],
   usage: ["Usage", keys.usage("org-1", "2026-11-21", "bot-1")],
+  webhookEndpoint: ["Webhook endpoint", keys.webhookEndpoint("org-1", "endpoint-1")],
+  webhookDelivery: ["Webhook delivery", keys.webhookDelivery("org-1", "endpoint-1", "delivery-1")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */

@@ -20,7 +20,7 @@ export const contract = {
   access: "admin",
   path,
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, undefined, typeof path, typeof response>;
 
 const ctx = contextFromEnvironment();

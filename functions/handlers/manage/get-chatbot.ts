@@ -19,7 +19,7 @@ export const contract = {
   access: "viewer",
   path,
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, undefined, typeof path, typeof response>;
 
 const ctx = contextFromEnvironment();

@@ -37,7 +37,7 @@ export const contract = {
   path,
   query,
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, typeof query, typeof path, typeof response>;
 
 const ctx = contextFromEnvironment();

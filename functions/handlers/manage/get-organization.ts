@@ -16,7 +16,7 @@ export const contract = {
   auth: "manage",
   access: "viewer",
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, undefined, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();

@@ -35,7 +35,7 @@ export const contract = {
   status: 201,
   body,
   response,
-  errors: [401, 403, 404, 409, 422, 429, 500],
+  errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", typeof body, undefined, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();

@@ -25,7 +25,7 @@ export const contract = {
   access: "admin",
   query,
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, typeof query, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();

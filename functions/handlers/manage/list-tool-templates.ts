@@ -31,7 +31,7 @@ export const contract = {
   auth: "manage",
   access: "viewer",
   response,
-  errors: [401, 403, 404, 422, 429, 500],
+  errors: [401, 403, 404, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, undefined, undefined, typeof response>;
 
 export const handler = apiHandler(contract, async () => ({

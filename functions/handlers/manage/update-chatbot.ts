@@ -32,7 +32,7 @@ export const contract = {
   path,
   body,
   response,
-  errors: [401, 403, 404, 409, 422, 429, 500],
+  errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", typeof body, undefined, typeof path, typeof response>;
 
 const ctx = contextFromEnvironment();

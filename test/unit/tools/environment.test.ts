@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { allowListFromEnvironment } from "#functions/net/outbound-address";
-import { credentialCipherFor, toolEnvironment } from "#functions/tools/environment";
+import { envelopeCipherFor } from "#functions/secrets/envelope";
+import { toolEnvironment } from "#functions/tools/environment";
 import { createHttpGet } from "#functions/tools/http-get";
 
 const local = {
@@ -75,7 +76,7 @@ describe("tool environment", () => {
   });
 
   it("seals credentials with the local key file", async () => {
-    const cipher = credentialCipherFor({ kind: "key-file", path: join(work, "key") });
+    const cipher = envelopeCipherFor({ kind: "key-file", path: join(work, "key") });
     const envelope = await cipher?.encrypt("cs_secret", { organizationId: "o", toolId: "t" });
     expect(envelope).toMatch(/^local1\./);
     expect(envelope).not.toContain("cs_secret");

@@ -1,34 +1,40 @@
 /**
- * Encryption of tool credentials at rest, behind one interface with two implementations:
+ * Encryption of secrets at rest (look-up tool credentials, webhook signing secrets), behind one
+ * interface with two implementations:
  *
  * - KMS envelope encryption: `GenerateDataKey` (AES_256) per secret, the secret sealed locally with
  *   AES-256-GCM, the KMS-encrypted data key stored in the envelope. The KMS encryption context
- *   `{organizationId, toolId}` binds the key to its owner (and shows up in CloudTrail), and the same
- *   pair is the GCM additional data, so an envelope copied to another tool or tenant fails to open.
+ *   (`{organizationId, toolId}` or `{organizationId, webhookEndpointId}`) binds the key to its owner
+ *   (and shows up in CloudTrail), and the same ids are the GCM additional data, so an envelope copied
+ *   to another tool, endpoint or tenant fails to open.
  * - A local key file (32 random bytes, base64) for the local runtime, created with mode 0600.
+ *
+ * Each kind of secret has its own key (the stack creates one per kind), so a function that may open
+ * webhook secrets cannot open tool credentials.
  *
  * Envelopes are `kms1.<dataKey>.<iv>.<ciphertext+tag>` / `local1.<iv>.<ciphertext+tag>` (base64url).
  * Errors never carry plaintext, keys or the envelope.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { open, readFile } from "node:fs/promises";
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from "@aws-sdk/client-kms";
+import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
+import { awsClientOptions } from "#functions/aws-clients";
 
-export interface CredentialContext {
-  organizationId: string;
-  toolId: string;
-}
+/** Whose secret an envelope holds: a look-up tool's credentials or a webhook endpoint's signing secret. */
+export type SealContext =
+  | { organizationId: string; toolId: string }
+  | { organizationId: string; webhookEndpointId: string };
 
-export interface CredentialCipher {
-  encrypt(plaintext: string, context: CredentialContext): Promise<string>;
-  decrypt(envelope: string, context: CredentialContext): Promise<string>;
+export interface EnvelopeCipher {
+  encrypt(plaintext: string, context: SealContext): Promise<string>;
+  decrypt(envelope: string, context: SealContext): Promise<string>;
 }
 
 /** The one error decryption throws, whatever went wrong (tampering, wrong context, wrong key). */
-export class CredentialDecryptError extends Error {
+export class EnvelopeDecryptError extends Error {
   constructor() {
-    super("Credential envelope could not be decrypted");
-    this.name = "CredentialDecryptError";
+    super("Envelope could not be decrypted");
+    this.name = "EnvelopeDecryptError";
   }
 }
 
@@ -39,18 +45,15 @@ const KEY_BYTES = 32;
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("base64url");
 const unb64 = (text: string): Buffer => Buffer.from(text, "base64url");
 
-function additionalData(context: CredentialContext): Buffer {
-  return Buffer.from(
-    JSON.stringify(["chatbot-tool-credential", context.organizationId, context.toolId]),
-    "utf8",
-  );
+function additionalData(context: SealContext): Buffer {
+  const owner =
+    "toolId" in context
+      ? ["chatbot-tool-credential", context.organizationId, context.toolId]
+      : ["chatbot-webhook-secret", context.organizationId, context.webhookEndpointId];
+  return Buffer.from(JSON.stringify(owner), "utf8");
 }
 
-function seal(
-  key: Uint8Array,
-  plaintext: string,
-  context: CredentialContext,
-): { iv: Buffer; sealed: Buffer } {
+function seal(key: Uint8Array, plaintext: string, context: SealContext): { iv: Buffer; sealed: Buffer } {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(additionalData(context));
@@ -58,8 +61,8 @@ function seal(
   return { iv, sealed };
 }
 
-function unseal(key: Uint8Array, iv: Buffer, sealed: Buffer, context: CredentialContext): string {
-  if (iv.length !== IV_BYTES || sealed.length < TAG_BYTES) throw new CredentialDecryptError();
+function unseal(key: Uint8Array, iv: Buffer, sealed: Buffer, context: SealContext): string {
+  if (iv.length !== IV_BYTES || sealed.length < TAG_BYTES) throw new EnvelopeDecryptError();
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, iv);
     decipher.setAAD(additionalData(context));
@@ -69,15 +72,17 @@ function unseal(key: Uint8Array, iv: Buffer, sealed: Buffer, context: Credential
       decipher.final(),
     ]).toString("utf8");
   } catch {
-    throw new CredentialDecryptError();
+    throw new EnvelopeDecryptError();
   }
 }
 
-function kmsContext(context: CredentialContext): Record<string, string> {
-  return { organizationId: context.organizationId, toolId: context.toolId };
+function kmsContext(context: SealContext): Record<string, string> {
+  return "toolId" in context
+    ? { organizationId: context.organizationId, toolId: context.toolId }
+    : { organizationId: context.organizationId, webhookEndpointId: context.webhookEndpointId };
 }
 
-export function createKmsCredentialCipher(options: { client: KMSClient; keyId: string }): CredentialCipher {
+export function createKmsEnvelopeCipher(options: { client: KMSClient; keyId: string }): EnvelopeCipher {
   const { client, keyId } = options;
   return {
     async encrypt(plaintext, context) {
@@ -101,7 +106,7 @@ export function createKmsCredentialCipher(options: { client: KMSClient; keyId: s
     async decrypt(envelope, context) {
       const [version, wrappedKey, iv, sealed, extra] = envelope.split(".");
       if (version !== "kms1" || !wrappedKey || !iv || !sealed || extra !== undefined)
-        throw new CredentialDecryptError();
+        throw new EnvelopeDecryptError();
       let key: Uint8Array | undefined;
       try {
         const result = await client.send(
@@ -116,11 +121,11 @@ export function createKmsCredentialCipher(options: { client: KMSClient; keyId: s
         // Wrong context, wrong key or a tampered data key all surface as one error; outages stay distinct.
         const name = error instanceof Error ? error.name : "";
         if (["InvalidCiphertextException", "IncorrectKeyException", "NotFoundException"].includes(name)) {
-          throw new CredentialDecryptError();
+          throw new EnvelopeDecryptError();
         }
         throw new Error(`KMS Decrypt failed (${name || "unknown error"})`);
       }
-      if (!key || key.length !== KEY_BYTES) throw new CredentialDecryptError();
+      if (!key || key.length !== KEY_BYTES) throw new EnvelopeDecryptError();
       try {
         return unseal(key, unb64(iv), unb64(sealed), context);
       } finally {
@@ -149,7 +154,7 @@ export async function loadOrCreateKeyFile(path: string): Promise<Buffer> {
   return decoded;
 }
 
-export function createLocalCredentialCipher(options: { keyFile: string }): CredentialCipher {
+export function createLocalEnvelopeCipher(options: { keyFile: string }): EnvelopeCipher {
   let key: Promise<Buffer> | undefined;
   const getKey = () => {
     key ??= loadOrCreateKeyFile(options.keyFile);
@@ -162,8 +167,44 @@ export function createLocalCredentialCipher(options: { keyFile: string }): Crede
     },
     async decrypt(envelope, context) {
       const [version, iv, sealed, extra] = envelope.split(".");
-      if (version !== "local1" || !iv || !sealed || extra !== undefined) throw new CredentialDecryptError();
+      if (version !== "local1" || !iv || !sealed || extra !== undefined) throw new EnvelopeDecryptError();
       return unseal(await getKey(), unb64(iv), unb64(sealed), context);
     },
   };
+}
+
+/** Where an envelope key lives: a KMS key (on AWS, and the operator CLI) or a local key file. */
+export type EnvelopeKey = { kind: "kms"; keyId: string } | { kind: "key-file"; path: string };
+
+/**
+ * The key named by a KMS key variable, else (never in a Lambda, whose reserved
+ * AWS_LAMBDA_FUNCTION_NAME is always set) by a key-file variable; undefined when neither is set.
+ */
+export function envelopeKeyFrom(
+  env: Readonly<Record<string, string | undefined>>,
+  names: { kmsKeyId: string; keyFile: string },
+): EnvelopeKey | undefined {
+  const keyId = env[names.kmsKeyId]?.trim();
+  if (keyId) return { kind: "kms", keyId };
+  const keyFile = env[names.keyFile]?.trim();
+  return env.AWS_LAMBDA_FUNCTION_NAME === undefined && keyFile
+    ? { kind: "key-file", path: keyFile }
+    : undefined;
+}
+
+/** One KMS client per region, per process. */
+const kmsClients = new Map<string, KMSClient>();
+
+/** The cipher for the configured key, or undefined when none is configured. */
+export function envelopeCipherFor(key: EnvelopeKey | undefined): EnvelopeCipher | undefined {
+  if (!key) return undefined;
+  if (key.kind === "key-file") return createLocalEnvelopeCipher({ keyFile: key.path });
+  // A key ARN names its region, so the operator CLI works whatever AWS_REGION says.
+  const region = /^arn:[^:]+:kms:([^:]+):/.exec(key.keyId)?.[1] ?? "";
+  let client = kmsClients.get(region);
+  if (!client) {
+    client = new KMSClient({ ...awsClientOptions("keys"), ...(region ? { region } : {}) });
+    kmsClients.set(region, client);
+  }
+  return createKmsEnvelopeCipher({ client, keyId: key.keyId });
 }

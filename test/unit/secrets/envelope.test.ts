@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type CredentialCipher,
-  CredentialDecryptError,
-  createKmsCredentialCipher,
-  createLocalCredentialCipher,
-} from "#functions/tools/credentials";
+  createKmsEnvelopeCipher,
+  createLocalEnvelopeCipher,
+  type EnvelopeCipher,
+  EnvelopeDecryptError,
+} from "#functions/secrets/envelope";
 import { type FakeKms, startFakeKms } from "#test/unit/tools/support/fake-kms";
 
 const secret = JSON.stringify({
@@ -26,7 +26,7 @@ function tamper(envelope: string, index: number): string {
   return parts.join(".");
 }
 
-function behavesAsCipher(name: string, make: () => { cipher: CredentialCipher; other: CredentialCipher }) {
+function behavesAsCipher(name: string, make: () => { cipher: EnvelopeCipher; other: EnvelopeCipher }) {
   describe(name, () => {
     it("round-trips a secret and never shows it in the envelope", async () => {
       // Prepare
@@ -53,11 +53,27 @@ function behavesAsCipher(name: string, make: () => { cipher: CredentialCipher; o
       const envelope = await cipher.encrypt(secret, context);
       // Act / Assess
       await expect(cipher.decrypt(envelope, { ...context, organizationId: "org-2" })).rejects.toBeInstanceOf(
-        CredentialDecryptError,
+        EnvelopeDecryptError,
       );
       await expect(cipher.decrypt(envelope, { ...context, toolId: "tool-2" })).rejects.toBeInstanceOf(
-        CredentialDecryptError,
+        EnvelopeDecryptError,
       );
+    });
+
+    it("keeps a tool's credentials and a webhook endpoint's secret apart, even with equal ids", async () => {
+      // Prepare
+      const { cipher } = make();
+      const endpoint = { organizationId: "org-1", webhookEndpointId: "tool-1" };
+      // Act
+      const toolEnvelope = await cipher.encrypt(secret, context);
+      const endpointEnvelope = await cipher.encrypt("whsec_abc", endpoint);
+      // Assess
+      expect(await cipher.decrypt(endpointEnvelope, endpoint)).toBe("whsec_abc");
+      await expect(cipher.decrypt(toolEnvelope, endpoint)).rejects.toBeInstanceOf(EnvelopeDecryptError);
+      await expect(cipher.decrypt(endpointEnvelope, context)).rejects.toBeInstanceOf(EnvelopeDecryptError);
+      await expect(
+        cipher.decrypt(endpointEnvelope, { ...endpoint, organizationId: "org-2" }),
+      ).rejects.toBeInstanceOf(EnvelopeDecryptError);
     });
 
     it("detects tampering with the ciphertext", async () => {
@@ -65,10 +81,10 @@ function behavesAsCipher(name: string, make: () => { cipher: CredentialCipher; o
       const envelope = await cipher.encrypt(secret, context);
       const last = envelope.split(".").length - 1;
       await expect(cipher.decrypt(tamper(envelope, last), context)).rejects.toBeInstanceOf(
-        CredentialDecryptError,
+        EnvelopeDecryptError,
       );
-      await expect(cipher.decrypt(`${envelope}.x`, context)).rejects.toBeInstanceOf(CredentialDecryptError);
-      await expect(cipher.decrypt("garbage", context)).rejects.toBeInstanceOf(CredentialDecryptError);
+      await expect(cipher.decrypt(`${envelope}.x`, context)).rejects.toBeInstanceOf(EnvelopeDecryptError);
+      await expect(cipher.decrypt("garbage", context)).rejects.toBeInstanceOf(EnvelopeDecryptError);
     });
 
     it("cannot be opened with another key, and the error holds no secret", async () => {
@@ -81,7 +97,7 @@ function behavesAsCipher(name: string, make: () => { cipher: CredentialCipher; o
         (e: unknown) => e,
       );
       // Assess
-      expect(error).toBeInstanceOf(CredentialDecryptError);
+      expect(error).toBeInstanceOf(EnvelopeDecryptError);
       expect(JSON.stringify(error) + String(error)).not.toContain("ck_live");
     });
   });
@@ -108,18 +124,18 @@ describe("credential ciphers", () => {
     });
 
   behavesAsCipher("KMS envelope encryption", () => ({
-    cipher: createKmsCredentialCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") }),
-    other: createKmsCredentialCipher({ client: kmsClient(), keyId: kms.keyArn("key-b") }),
+    cipher: createKmsEnvelopeCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") }),
+    other: createKmsEnvelopeCipher({ client: kmsClient(), keyId: kms.keyArn("key-b") }),
   }));
 
   behavesAsCipher("local key file", () => ({
-    cipher: createLocalCredentialCipher({ keyFile: join(dir, "a.key") }),
-    other: createLocalCredentialCipher({ keyFile: join(dir, "b.key") }),
+    cipher: createLocalEnvelopeCipher({ keyFile: join(dir, "a.key") }),
+    other: createLocalEnvelopeCipher({ keyFile: join(dir, "b.key") }),
   }));
 
   it("KMS: asks for an AES-256 data key bound to organization and tool, and never sends the secret", async () => {
     // Prepare
-    const cipher = createKmsCredentialCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") });
+    const cipher = createKmsEnvelopeCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") });
     kms.calls.length = 0;
     // Act
     const envelope = await cipher.encrypt(secret, context);
@@ -133,17 +149,17 @@ describe("credential ciphers", () => {
   });
 
   it("KMS: a tampered data key is refused by KMS", async () => {
-    const cipher = createKmsCredentialCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") });
+    const cipher = createKmsEnvelopeCipher({ client: kmsClient(), keyId: kms.keyArn("key-a") });
     const envelope = await cipher.encrypt(secret, context);
-    await expect(cipher.decrypt(tamper(envelope, 1), context)).rejects.toBeInstanceOf(CredentialDecryptError);
+    await expect(cipher.decrypt(tamper(envelope, 1), context)).rejects.toBeInstanceOf(EnvelopeDecryptError);
   });
 
   it("local: creates a 32-byte key file with mode 0600 and reuses it", async () => {
     // Prepare
     const keyFile = join(dir, "created.key");
     // Act
-    const envelope = await createLocalCredentialCipher({ keyFile }).encrypt(secret, context);
-    const again = await createLocalCredentialCipher({ keyFile }).decrypt(envelope, context);
+    const envelope = await createLocalEnvelopeCipher({ keyFile }).encrypt(secret, context);
+    const again = await createLocalEnvelopeCipher({ keyFile }).decrypt(envelope, context);
     // Assess
     expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
     expect(Buffer.from((await readFile(keyFile, "utf8")).trim(), "base64")).toHaveLength(32);
@@ -153,8 +169,6 @@ describe("credential ciphers", () => {
   it("local: refuses a key file that does not hold 32 bytes", async () => {
     const keyFile = join(dir, "short.key");
     await writeFile(keyFile, "c2hvcnQ=\n", { mode: 0o600 });
-    await expect(createLocalCredentialCipher({ keyFile }).encrypt(secret, context)).rejects.toThrow(
-      /32-byte/,
-    );
+    await expect(createLocalEnvelopeCipher({ keyFile }).encrypt(secret, context)).rejects.toThrow(/32-byte/);
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * EventFanout: the table's stream (conversation and message items, as the event source's filter
+ * lets through) in, webhook deliveries out. A thin adapter: the records become item changes, the
+ * fan-out does the rest (webhooks/fanout.ts). Any failure throws, so the event source retries the
+ * batch (halving it to isolate a bad record) and finally hands it to the failure destination.
+ */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { log, withRequestScope } from "#functions/log";
+import type { Item } from "#functions/store/items";
+import type { ItemChange } from "#functions/webhooks/events";
+import { type FanoutContext, fanOut } from "#functions/webhooks/fanout";
+import { deliveryQueueFromEnvironment } from "#functions/webhooks/queue";
+
+let context: FanoutContext | undefined;
+function fanoutContext(): FanoutContext {
+  context ??= {
+    ...contextFromEnvironment(),
+    get queue() {
+      return deliveryQueueFromEnvironment();
+    },
+  };
+  return context;
+}
+
+type Image = Record<string, AttributeValue>;
+
+export function toItemChange(record: DynamoDBRecord): ItemChange | undefined {
+  const stream = record.dynamodb;
+  const keys = stream?.Keys ? (unmarshall(stream.Keys as Image) as Item) : undefined;
+  if (!stream || !keys || !record.eventName || !stream.SequenceNumber) return undefined;
+  return {
+    eventName: record.eventName,
+    keys: { PK: String(keys.PK), SK: String(keys.SK) },
+    ...(stream.NewImage ? { newImage: unmarshall(stream.NewImage as Image) as Item } : {}),
+    ...(stream.OldImage ? { oldImage: unmarshall(stream.OldImage as Image) as Item } : {}),
+    sequenceNumber: stream.SequenceNumber,
+    approximateCreationMs: (stream.ApproximateCreationDateTime ?? 0) * 1000,
+  };
+}
+
+export const handler = async (event: DynamoDBStreamEvent, lambda: Context): Promise<void> =>
+  withRequestScope(lambda.awsRequestId, async () => {
+    const changes = event.Records.map(toItemChange).filter((change) => change !== undefined);
+    const result = await fanOut(fanoutContext(), changes);
+    log.debug("stream batch done", { records: event.Records.length, ...result });
+  });

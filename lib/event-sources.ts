@@ -1,0 +1,134 @@
+/**
+ * The event-driven side of the service, as data: the webhook pipeline's functions, queues and
+ * the event sources that feed them. The CDK stack builds Lambda event source mappings, queues and
+ * roles from it; the local runtime builds its emulators of those mappings and its local queues
+ * from the same entries, so the two cannot drift (as lib/routes.ts does for routes).
+ *
+ *   table stream ──▶ EventFanout ──▶ WebhookDeliveries queue ──▶ WebhookDelivery ──▶ endpoints
+ *                        │ (failed batches)            │ (poison messages)
+ *                        ▼                             ▼
+ *                  EventFanoutFailures        WebhookDeliveriesDeadLetters
+ *
+ * Pure data (no CDK imports).
+ */
+import type { FunctionDefinition } from "./routes.ts";
+
+export interface QueueDefinition {
+  /** Construct id and queue-name suffix. */
+  id: string;
+  visibilityTimeoutSeconds: number;
+  retentionSeconds: number;
+  /** Messages received this often without being deleted move to this queue. */
+  deadLetter?: { queueId: string; maxReceiveCount: number };
+}
+
+/** One Lambda event-source filter pattern (Lambda's JSON pattern syntax, the subset used here). */
+export type FilterPattern = Record<string, unknown>;
+
+export interface StreamSourceDefinition {
+  function: FunctionDefinition;
+  /** The table's stream (there is one table). */
+  startingPosition: "TRIM_HORIZON" | "LATEST";
+  batchSize: number;
+  maxBatchingWindowSeconds: number;
+  bisectBatchOnFunctionError: boolean;
+  /** Retries of a failing batch before it goes to the failure destination. */
+  retryAttempts: number;
+  /** Records older than this are not retried any more (sent to the failure destination). */
+  maxRecordAgeSeconds: number;
+  parallelizationFactor: number;
+  /** Records matching any pattern reach the function; the others are skipped (and checkpointed). */
+  filters: readonly FilterPattern[];
+  /** Where a batch that could not be processed is described (shard and sequence numbers). */
+  onFailureQueueId: string;
+}
+
+export interface QueueSourceDefinition {
+  function: FunctionDefinition;
+  queueId: string;
+  batchSize: number;
+  maxBatchingWindowSeconds: number;
+  /** How many batches run at once, at most (the mapping's maximum concurrency). */
+  maxConcurrency: number;
+  reportBatchItemFailures: boolean;
+}
+
+/** Stream records → webhook deliveries (functions/handlers/event-fanout.ts). */
+export const eventFanout: FunctionDefinition = {
+  id: "EventFanout",
+  entry: "functions/handlers/event-fanout.ts",
+  memoryMb: 512,
+  timeoutSeconds: 60,
+  // Query: the organization's endpoints; GetItem: a conversation's chatbot; PutItem: deliveries.
+  table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem"],
+  grants: ["sqs:send-webhook-deliveries"],
+};
+
+/** One attempt per queue message (functions/handlers/webhook-delivery.ts). */
+export const webhookDelivery: FunctionDefinition = {
+  id: "WebhookDelivery",
+  entry: "functions/handlers/webhook-delivery.ts",
+  memoryMb: 512,
+  // A batch's attempts run at once, each at most 15 s, plus the table and queue calls around them.
+  timeoutSeconds: 60,
+  table: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+  grants: ["sqs:send-webhook-deliveries", "kms:decrypt-webhook-secrets"],
+};
+
+export const queues = {
+  webhookDeliveries: {
+    id: "WebhookDeliveries",
+    // Six times the consumer's timeout, as Lambda advises, so a batch is never seen twice while running.
+    visibilityTimeoutSeconds: 6 * webhookDelivery.timeoutSeconds,
+    retentionSeconds: 4 * 24 * 3_600,
+    // Attempts re-queue themselves, so a message is received more than once only when its
+    // processing failed outright (the table or the queue unavailable): after 5 such tries it is kept aside.
+    deadLetter: { queueId: "WebhookDeliveriesDeadLetters", maxReceiveCount: 5 },
+  },
+  webhookDeliveriesDeadLetters: {
+    id: "WebhookDeliveriesDeadLetters",
+    visibilityTimeoutSeconds: 30,
+    retentionSeconds: 14 * 24 * 3_600,
+  },
+  eventFanoutFailures: {
+    id: "EventFanoutFailures",
+    visibilityTimeoutSeconds: 30,
+    retentionSeconds: 14 * 24 * 3_600,
+  },
+} as const satisfies Record<string, QueueDefinition>;
+
+export const allQueues: readonly QueueDefinition[] = Object.values(queues);
+
+export const streamSources: readonly StreamSourceDefinition[] = [
+  {
+    function: eventFanout,
+    // From the oldest record kept (24 h): a new or re-created mapping misses nothing, and the
+    // fan-out's conditional puts make a replay harmless.
+    startingPosition: "TRIM_HORIZON",
+    batchSize: 100,
+    // No batching window: a turn's events leave as soon as the stream has them.
+    maxBatchingWindowSeconds: 0,
+    bisectBatchOnFunctionError: true,
+    retryAttempts: 5,
+    maxRecordAgeSeconds: 24 * 3_600,
+    parallelizationFactor: 1,
+    filters: [
+      { eventName: ["INSERT"], dynamodb: { NewImage: { entity: { S: ["Message"] } } } },
+      { eventName: ["INSERT", "MODIFY"], dynamodb: { NewImage: { entity: { S: ["Conversation"] } } } },
+    ],
+    onFailureQueueId: queues.eventFanoutFailures.id,
+  },
+];
+
+export const queueSources: readonly QueueSourceDefinition[] = [
+  {
+    function: webhookDelivery,
+    queueId: queues.webhookDeliveries.id,
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    maxConcurrency: 20,
+    reportBatchItemFailures: true,
+  },
+];
+
+export const eventFunctions: readonly FunctionDefinition[] = [eventFanout, webhookDelivery];
