@@ -114,6 +114,25 @@ describe.runIf(hasIdentity)("security of every management route", () => {
     expect(answers.filter(({ response }) => response.status === 401).map(({ route }) => route)).toEqual([]);
   });
 
+  it("answers unknown paths and methods under /manage/ in the management format too", async () => {
+    for (const as of [undefined, tenant.admin.token, tenant.manageKey]) {
+      const unknown = await manage("GET", "/manage/no-such-thing", as === undefined ? {} : { as });
+      expect([unknown.status, unknown.body]).toEqual([
+        404,
+        { error: { code: "route_not_found", message: "Not Found", details: {} } },
+      ]);
+      const method = await manage("DELETE", "/manage/me", as === undefined ? {} : { as });
+      expect([method.status, errorCode(method), method.headers.get("allow")]).toEqual([
+        405,
+        "method_not_allowed",
+        "GET",
+      ]);
+    }
+    // The public API keeps its own format.
+    const publicMiss = await manage("GET", "/api/no-such-thing");
+    expect([publicMiss.status, publicMiss.body]).toEqual([404, { detail: "Not Found" }]);
+  });
+
   it("refuses a request without credentials: 401 unauthenticated, WWW-Authenticate: Bearer", async () => {
     expectRefusedEverywhere(await everyRoute(undefined), 401, "unauthenticated");
   });
