@@ -43,6 +43,8 @@ const { values } = parseArgs({
     "authorizer-context": { type: "string", default: "typed" },
     /** Where invitations and reset codes land (default .local/mailbox.jsonl; ephemeral: a temporary file). */
     "mailbox-file": { type: "string" },
+    /** Where cognito-local keeps the user pool and its people (ignored with --ephemeral). */
+    "cognito-directory": { type: "string", default: resolve(localDirectory, "cognito") },
   },
 });
 const authorizerContext = values["authorizer-context"];
@@ -70,7 +72,7 @@ const runtime = await startLocalRuntime({
     : {
         dataDirectory: resolve(values["data-directory"]),
         eventStateDirectory: resolve(values["event-state-directory"]),
-        cognitoDirectory: resolve(localDirectory, "cognito"),
+        cognitoDirectory: resolve(values["cognito-directory"]),
       }),
   buildDirectory: resolve(values["build-directory"]),
   log: (line) => console.error(`[dynamodb-local] ${line}`),
