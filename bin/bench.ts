@@ -11,6 +11,8 @@
  *    stalled before the request (the authorizer finds no table) and at the handler's first call.
  * 5. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
  *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
+ *
+ * `npm run bench -- --calls` measures 2 and 3 only (part 1 bundles and times every function).
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -19,20 +21,27 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import {
+  AdminCreateUserCommand,
+  AdminSetUserPasswordCommand,
+} from "@aws-sdk/client-cognito-identity-provider";
 import { build, type Metafile } from "esbuild";
 import { createApiKey } from "#functions/domain/api-keys";
 import { createChatbot } from "#functions/domain/chatbots";
 import { systemClock } from "#functions/domain/context";
+import { createCognitoDirectory } from "#functions/domain/directory";
 import { createOrganization } from "#functions/domain/organizations";
+import { grantOperator, inviteMember } from "#functions/domain/people";
 import { addTool } from "#functions/domain/tools";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
 import { esbuildOptions } from "#lib/bundling";
 import { eventFunctions } from "#lib/event-sources";
-import { demoOrder } from "#lib/local/demo";
+import { demoOrder, demoPassword } from "#lib/local/demo";
 import { startLocalRuntime } from "#lib/local/runtime";
 import { allFunctions } from "#lib/routes";
+import { signIn } from "#lib/sign-in";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
@@ -53,6 +62,7 @@ const sdkClients: Record<string, string> = {
   "@aws-sdk/client-secrets-manager": "SecretsManagerClient",
   "@aws-sdk/client-kms": "KMSClient",
   "@aws-sdk/client-sqs": "SQSClient",
+  "@aws-sdk/client-cognito-identity-provider": "CognitoIdentityProviderClient",
 };
 
 async function bundle(entry: string, outfile: string): Promise<Metafile> {
@@ -233,8 +243,12 @@ const summarise = (calls: Call[]) => {
   return [...counts].map(([operation, count]) => `${count}×${operation}`).join(" + ") || "none";
 };
 
-/** The authorizer's calls are the ones on API-key items; everything else is the handler's. */
-const byAuthorizer = (call: Call) => call.partitionKey === "APIKEY";
+/**
+ * The authorizers' calls are the ones on API-key items and on people's items (a membership, the
+ * operator grant, a person's own bucket); everything else is the handler's.
+ */
+const byAuthorizer = (call: Call) =>
+  call.partitionKey === "APIKEY" || (call.partitionKey === "USER" && call.operation === "UpdateItem");
 
 function countedRow(name: string, status: number, calls: Call[]): [string, string, string, number] {
   return [
@@ -284,6 +298,48 @@ async function measureCalls(): Promise<{
       name: "Bench model bot",
       engine: { kind: "bedrock", modelId },
     });
+    // A console admin (signed in through cognito-local) and a key of scope manage.
+    const email = "bench-admin@bench.example";
+    const password = demoPassword();
+    await runtime.cognito.client.send(
+      new AdminCreateUserCommand({
+        UserPoolId: runtime.cognito.userPoolId,
+        Username: email,
+        UserAttributes: [{ Name: "email", Value: email }],
+        MessageAction: "SUPPRESS",
+        TemporaryPassword: password,
+      }),
+    );
+    await runtime.cognito.client.send(
+      new AdminSetUserPasswordCommand({
+        UserPoolId: runtime.cognito.userPoolId,
+        Username: email,
+        Password: password,
+        Permanent: true,
+      }),
+    );
+    const directory = createCognitoDirectory(runtime.cognito.userPoolId, runtime.cognito.client);
+    const person = await directory.find(email);
+    if (!person) throw new Error("the bench admin was not created");
+    await inviteMember(
+      ctx,
+      { find: directory.find, invite: async () => ({ ...person, invited: false }) },
+      { organizationId: organization.organizationId, email, role: "admin" },
+    );
+    await grantOperator(ctx, { userId: person.userId, email });
+    const signedIn = await signIn(
+      { endpoint: runtime.cognito.endpoint, clientId: runtime.cognito.clientId },
+      email,
+      password,
+    );
+    if (signedIn.kind !== "signed_in") throw new Error("the bench admin could not sign in");
+    const adminToken = signedIn.tokens.accessToken;
+    const { apiKey: manageKey } = await createApiKey(ctx, {
+      organizationId: organization.organizationId,
+      name: "bench manage",
+      scope: "manage",
+    });
+
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
       const response = await fetch(`${runtime.baseUrl}${path}`, {
@@ -328,6 +384,31 @@ async function measureCalls(): Promise<{
         () => send("GET", `/api/conversation/${conversationId}/messages?limit=20`),
       ],
       ["GET /api/me", () => send("GET", "/api/me")],
+      [
+        "GET /manage/chatbots (console admin)",
+        () =>
+          send("GET", "/manage/chatbots", undefined, {
+            authorization: `Bearer ${adminToken}`,
+            "x-organization-id": organization.organizationId,
+          }),
+      ],
+      [
+        "GET /manage/chatbots (admin, no org header)",
+        () => send("GET", "/manage/chatbots", undefined, { authorization: `Bearer ${adminToken}` }),
+      ],
+      [
+        "GET /manage/chatbots (manage key)",
+        () => send("GET", "/manage/chatbots", undefined, { authorization: `Bearer ${manageKey}` }),
+      ],
+      [
+        "GET /manage/me (console admin)",
+        () => send("GET", "/manage/me", undefined, { authorization: `Bearer ${adminToken}` }),
+      ],
+      [
+        "GET /manage/organizations (operator)",
+        () =>
+          send("GET", "/manage/organizations?limit=20", undefined, { authorization: `Bearer ${adminToken}` }),
+      ],
       ["GET /ping", () => send("GET", "/ping")],
       ["401 (malformed key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
     ];
@@ -474,14 +555,17 @@ const pad = (text: string, width: number) => text.padEnd(width);
 const num = (value: number, digits = 0) => value.toFixed(digits);
 
 mkdirSync(work, { recursive: true });
+const callsOnly = process.argv.includes("--calls");
 try {
-  console.log(
-    `Bundles (esbuild, minified, AWS SDK bundled; init = median of ${INIT_RUNS} fresh imports, Node ${process.version})\n`,
-  );
-  console.log(
-    `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor: these clients and the commands the function imports)`,
-  );
-  for (const row of await measureSizes()) {
+  if (!callsOnly)
+    console.log(
+      `Bundles (esbuild, minified, AWS SDK bundled; init = median of ${INIT_RUNS} fresh imports, Node ${process.version})\n`,
+    );
+  if (!callsOnly)
+    console.log(
+      `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor: these clients and the commands the function imports)`,
+    );
+  for (const row of callsOnly ? [] : await measureSizes()) {
     const sizeOver = row.floorKb > 1 ? ((row.kb - row.floorKb) / row.floorKb) * 100 : Number.NaN;
     const initOver =
       row.clients.length > 0 ? ((row.initMs - row.floorInitMs) / row.floorInitMs) * 100 : Number.NaN;
@@ -500,10 +584,13 @@ try {
     "\nFunctions without an AWS SDK client have no floor to compare with; most of their init is node:http, which\n@middy/util imports (every SDK client loads it too).",
   );
   console.log("\nDynamoDB calls per request, warm path (counted at DynamoDB Local)\n");
-  console.log(`${pad("request", 42)}${pad("status", 8)}${pad("authorizer", 16)}handler`);
+  console.log(`${pad("request", 46)}${pad("status", 8)}${pad("authorizer", 16)}handler`);
   for (const [name, authorizer, handler, status] of rows) {
-    console.log(`${pad(name, 42)}${pad(String(status), 8)}${pad(authorizer, 16)}${handler}`);
+    console.log(`${pad(name, 46)}${pad(String(status), 8)}${pad(authorizer, 16)}${handler}`);
   }
+  console.log(
+    "\n(Without X-Organization-Id, the management authorizer first reads the person's memberships: that Query is\ncounted under handler above.)",
+  );
   console.log(`\nMessage turn, Bedrock engine against a zero-delay local Converse server (${TURNS} turns)`);
   console.log(`  handler's own time: median ${turn.medianMs} ms, p90 ${turn.p90Ms} ms`);
   console.log(

@@ -1,7 +1,8 @@
 /**
  * `npm start`: the API on this machine. DynamoDB Local (data kept in .local/dynamodb), the stack's
- * table, every function bundled as for Lambda behind an emulator of API Gateway HTTP API, and a
- * demo organization, key and chatbot. Ctrl-C stops all of it.
+ * table, cognito-local with the stack's user pool (people kept in .local/cognito), every function
+ * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
+ * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
  *   npm start                                   port 3000, data kept between runs
  *   npm start -- --port 8080
@@ -14,6 +15,7 @@
  * with --ephemeral (its data died with it), everything stops with a message and exit status 1.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "#functions/domain/context";
@@ -39,6 +41,10 @@ const { values } = parseArgs({
     "runtime-file": { type: "string" },
     /** `typed` (default) or `strings`: how the authorizer's context reaches the functions. */
     "authorizer-context": { type: "string", default: "typed" },
+    /** Where invitations and reset codes land (default .local/mailbox.jsonl; ephemeral: a temporary file). */
+    "mailbox-file": { type: "string" },
+    /** Where cognito-local keeps the user pool and its people (ignored with --ephemeral). */
+    "cognito-directory": { type: "string", default: resolve(localDirectory, "cognito") },
   },
 });
 const authorizerContext = values["authorizer-context"];
@@ -51,15 +57,22 @@ mkdirSync(localDirectory, { recursive: true });
 let stopping = false;
 // Set once the runtime is up; DynamoDB Local can die before that (during bundling).
 let started: { stop(): Promise<void>; writeRuntimeFile(): void } | undefined;
+const mailboxFile =
+  values["mailbox-file"] ??
+  (values.ephemeral
+    ? resolve(tmpdir(), `chatbot-api-mailbox-${process.pid}.jsonl`)
+    : resolve(localDirectory, "mailbox.jsonl"));
 const runtime = await startLocalRuntime({
   port: Number(values.port),
   host: values.host,
   authorizerContext,
+  mailboxFile,
   ...(values.ephemeral
     ? {}
     : {
         dataDirectory: resolve(values["data-directory"]),
         eventStateDirectory: resolve(values["event-state-directory"]),
+        cognitoDirectory: resolve(values["cognito-directory"]),
       }),
   buildDirectory: resolve(values["build-directory"]),
   log: (line) => console.error(`[dynamodb-local] ${line}`),
@@ -88,6 +101,15 @@ function writeRuntimeFile(): void {
         // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
         // reaches the same sample shop and queues redeliveries on the same local SQS.
         environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
+        // The console's sign-in, the operator CLI's people commands and the tests reach cognito-local here.
+        cognito: {
+          endpoint: runtime.cognito.endpoint,
+          region: "us-east-1",
+          userPoolId: runtime.cognito.userPoolId,
+          clientId: runtime.cognito.clientId,
+          issuer: runtime.cognito.issuer,
+          mailboxFile: runtime.cognito.mailboxFile,
+        },
       },
       null,
       2,
@@ -102,6 +124,12 @@ const demo = await ensureDemo(
     db: createDb(runtime.tableName, runtime.dynamoDb),
     clock: systemClock,
     ...(credentials ? { credentials } : {}),
+  },
+  {
+    client: runtime.cognito.client,
+    userPoolId: runtime.cognito.userPoolId,
+    endpoint: runtime.cognito.endpoint,
+    clientId: runtime.cognito.clientId,
   },
   values["demo-file"],
   runtime.baseUrl,
@@ -127,6 +155,12 @@ Then send a message (use the conversation_id it returns):
 curl -s -X POST ${demo.baseUrl}/api/message \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
   -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Console users (sign in with USER_PASSWORD_AUTH on ${runtime.cognito.endpoint}, client ${runtime.cognito.clientId}):
+  Operator      ${demo.operatorEmail}   ${demo.operatorPassword}
+  Admin         ${demo.consoleEmail}   ${demo.consolePassword}
+  Viewer        ${demo.viewerEmail}   ${demo.viewerPassword}
+  Mailbox       ${runtime.cognito.mailboxFile}   (invitations and password-reset codes)
 
 Look up an order in the sample shop${runtime.sampleShop ? ` (WooCommerce fake on ${runtime.sampleShop.woocommerce})` : ""}:
 send "Where is my order ${demoOrder.orderNumber}?" and, when asked, "${demoOrder.email}"

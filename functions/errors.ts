@@ -3,8 +3,8 @@
  * and the two body formats of SPEC.md §7.
  *
  * - Format B (`{"detail": …}`) is what the public API answers (CONTRACT.md §2–§7).
- * - Format A (`{"error": {"code", "message", "details"}}`) is the management format, used by the
- *   operator CLI's `--json` output (CONTRACT.md §6). Its codes are the keys of `catalogue`.
+ * - Format A (`{"error": {"code", "message", "details"}}`) is the management format: every answer
+ *   of `/manage/*` and the operator CLI's `--json` output. Its codes are the keys of `catalogue`.
  *
  * Domain code throws `AppError`s by code; anything else that escapes a handler is a bare 500.
  */
@@ -51,9 +51,15 @@ const catalogue = {
   internal: { status: 500, detail: "Internal server error" }, // exact
   // A dependency (the table, a key service) is down or too slow; the caller may retry (Retry-After).
   service_unavailable: { status: 503, detail: "Service temporarily unavailable" }, // exact
-  // Management (operator CLI, Format A).
-  invalid_argument: { status: 400, detail: "Invalid argument" },
+  // Management (/manage/* and the operator CLI, Format A).
+  unauthenticated: {
+    status: 401,
+    detail: "Sign in (a bearer access token of the console) or send an API key of scope manage",
+  },
+  forbidden: { status: 403, detail: "Your role does not allow this" },
+  invalid_argument: { status: 422, detail: "Invalid argument" },
   organization_not_found: { status: 404, detail: "Organization not found" },
+  member_not_found: { status: 404, detail: "Member not found" },
   api_key_not_found: { status: 404, detail: "API key not found" },
   tool_not_found: { status: 404, detail: "Tool not found" },
   knowledge_entry_not_found: { status: 404, detail: "Knowledge entry not found" },
@@ -77,10 +83,17 @@ export class AppError extends Error {
   /** Overrides the catalogue text (validation items, rate-limit object, or a more specific message). */
   readonly detail: Detail;
   readonly headers: Readonly<Record<string, string>>;
+  /** Format A only: machine-readable specifics (e.g. `{"reason": "last_admin"}`). */
+  readonly details: Readonly<Record<string, unknown>>;
 
   constructor(
     code: ErrorCode,
-    options: { detail?: Detail; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      detail?: Detail;
+      headers?: Record<string, string>;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
   ) {
     const detail = options.detail ?? catalogue[code].detail;
     super(typeof detail === "string" ? detail : catalogue[code].detail, { cause: options.cause });
@@ -88,6 +101,7 @@ export class AppError extends Error {
     this.code = code;
     this.detail = detail;
     this.headers = options.headers ?? {};
+    this.details = options.details ?? {};
   }
 
   get status(): number {
@@ -124,17 +138,57 @@ export function toFormatB(error: unknown): ErrorResponse {
   return { status: 500, headers: {}, body: { detail: catalogue.internal.detail } };
 }
 
-/** Format A: the management error body. */
+/** One failing field in a Format A 422: where, which rule, and what is wrong (never the value sent). */
+export interface FieldProblem {
+  loc: (string | number)[];
+  type: string;
+  msg: string;
+}
+
+export interface FormatABody {
+  error: { code: ErrorCode; message: string; details: Record<string, unknown> };
+}
+
+/**
+ * Format A: the management error body. Validation failures become `invalid_argument` with
+ * `details.fields` (the Pydantic-style items without their `input`: a refused credential must not
+ * be echoed back), a 429 carries its bucket in `details`, anything unknown is a bare 500.
+ */
 export function toFormatA(error: unknown): {
   status: number;
-  body: { error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
+  headers: Record<string, string>;
+  body: FormatABody;
 } {
-  if (error instanceof AppError) {
-    const details = typeof error.detail === "string" ? {} : { items: error.detail };
-    return { status: error.status, body: { error: { code: error.code, message: error.message, details } } };
+  if (!(error instanceof AppError)) {
+    return {
+      status: 500,
+      headers: {},
+      body: { error: { code: "internal", message: catalogue.internal.detail, details: {} } },
+    };
+  }
+  const headers = { ...error.headers };
+  const detail = error.detail;
+  if (Array.isArray(detail)) {
+    const fields: FieldProblem[] = detail.map(({ loc, type, msg }) => ({ loc, type, msg }));
+    return {
+      status: statusOf("invalid_argument"),
+      headers,
+      body: {
+        error: {
+          code: "invalid_argument",
+          message: "The request has invalid fields: see details.fields",
+          details: { ...error.details, fields },
+        },
+      },
+    };
+  }
+  if (typeof detail === "object") {
+    const { error: _title, message, ...bucket } = detail;
+    return { status: error.status, headers, body: { error: { code: error.code, message, details: bucket } } };
   }
   return {
-    status: 500,
-    body: { error: { code: "internal", message: catalogue.internal.detail, details: {} } },
+    status: error.status,
+    headers,
+    body: { error: { code: error.code, message: error.message, details: { ...error.details } } },
   };
 }

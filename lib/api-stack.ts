@@ -1,7 +1,8 @@
 /**
  * The whole service as one stack per stage: an HTTP API whose routes come from lib/routes.ts, one
- * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), a Lambda authorizer, one
- * DynamoDB table, and a KMS key for look-up tool credentials. Every function gets its own role with
+ * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), two Lambda authorizers (API
+ * keys; the management API), one DynamoDB table, a KMS key for look-up tool credentials, and the
+ * Cognito user pool people sign in to the console with. Every function gets its own role with
  * exactly the table actions its route declares.
  *
  * The webhook pipeline comes from lib/event-sources.ts: the table's stream feeds the EventFanout
@@ -25,6 +26,14 @@ import {
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
+import {
+  AccountRecovery,
+  Mfa,
+  UserPool,
+  UserPoolClient,
+  UserPoolEmail,
+  VerificationEmailStyle,
+} from "aws-cdk-lib/aws-cognito";
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
@@ -37,10 +46,12 @@ import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { esbuildOptions } from "./bundling.ts";
 import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
+import { cognitoIssuer, identity } from "./identity.ts";
 import {
   authorizer,
   authorizerSettings,
   type FunctionDefinition,
+  manageAuthorizer,
   routeMiss,
   routes,
   type TableAction,
@@ -104,6 +115,53 @@ export class ApiStack extends Stack {
       removalPolicy,
     });
 
+    // People who sign in to the console (lib/identity.ts defines the pool; the local runtime
+    // creates the same one in cognito-local).
+    const userPool = new UserPool(this, "People", {
+      userPoolName: `${identity.userPoolName}-${config.stage}`,
+      selfSignUpEnabled: config.selfSignUp,
+      signInAliases: { email: true, username: false },
+      autoVerify: { email: true },
+      signInCaseSensitive: false,
+      passwordPolicy: {
+        minLength: identity.passwordPolicy.minimumLength,
+        requireLowercase: identity.passwordPolicy.requireLowercase,
+        requireUppercase: identity.passwordPolicy.requireUppercase,
+        requireDigits: identity.passwordPolicy.requireDigits,
+        requireSymbols: identity.passwordPolicy.requireSymbols,
+        tempPasswordValidity: Duration.days(identity.passwordPolicy.temporaryPasswordValidityDays),
+      },
+      accountRecovery: AccountRecovery.EMAIL_ONLY,
+      userInvitation: { emailSubject: identity.invitation.subject, emailBody: identity.invitation.body },
+      userVerification: { emailStyle: VerificationEmailStyle.CODE },
+      email: UserPoolEmail.withCognito(),
+      mfa: Mfa.OFF,
+      deletionProtection: config.retainData,
+      removalPolicy,
+    });
+    const consoleClient = new UserPoolClient(this, "ConsoleClient", {
+      userPool,
+      userPoolClientName: identity.consoleClient.name,
+      generateSecret: identity.consoleClient.generateSecret,
+      authFlows: { userPassword: true, userSrp: false, adminUserPassword: false, custom: false },
+      accessTokenValidity: Duration.minutes(identity.consoleClient.accessTokenValidityMinutes),
+      idTokenValidity: Duration.minutes(identity.consoleClient.idTokenValidityMinutes),
+      refreshTokenValidity: Duration.days(identity.consoleClient.refreshTokenValidityDays),
+      preventUserExistenceErrors: identity.consoleClient.preventUserExistenceErrors,
+      enableTokenRevocation: true,
+    });
+    Validations.of(userPool).acknowledge(
+      {
+        id: "AwsSolutions::AwsSolutions-COG2",
+        reason:
+          "MFA is not required yet: the console signs in with USER_PASSWORD_AUTH, the one flow the local Cognito emulator shares with Cognito; TOTP enrolment is a console feature still to come.",
+      },
+      {
+        id: "AwsSolutions::AwsSolutions-COG8",
+        reason:
+          "Threat protection needs Cognito's Plus feature plan, a per-user cost an operator can choose; the password policy and invitation-only sign-up stand meanwhile.",
+      },
+    );
     const webhookSecretsKey = new Key(this, "WebhookSecretsKey", {
       description: `Encrypts webhook signing secrets of the chatbot API (${config.stage})`,
       enableKeyRotation: true,
@@ -145,6 +203,9 @@ export class ApiStack extends Stack {
       BEDROCK_REGION: this.region,
       MODEL_SECRETS: `secretsmanager:${modelSecretPrefix(config.stage)}`,
       TOOL_CREDENTIALS_KEY_ID: toolCredentialsKey.keyArn,
+      COGNITO_USER_POOL_ID: userPool.userPoolId,
+      COGNITO_CLIENT_ID: consoleClient.userPoolClientId,
+      COGNITO_ISSUER: cognitoIssuer(this.region, userPool.userPoolId),
       WEBHOOK_SECRETS_KEY_ID: webhookSecretsKey.keyArn,
       WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
     };
@@ -171,6 +232,17 @@ export class ApiStack extends Stack {
           case "kms:decrypt-tool-credentials":
             toolCredentialsKey.grantDecrypt(fn);
             break;
+          case "kms:encrypt-tool-credentials":
+            toolCredentialsKey.grant(fn, "kms:GenerateDataKey");
+            break;
+          case "cognito:invite-people":
+            fn.addToRolePolicy(
+              new PolicyStatement({
+                actions: ["cognito-idp:AdminCreateUser", "cognito-idp:AdminGetUser"],
+                resources: [userPool.userPoolArn],
+              }),
+            );
+            break;
           case "kms:decrypt-webhook-secrets":
             webhookSecretsKey.grantDecrypt(fn);
             break;
@@ -188,6 +260,13 @@ export class ApiStack extends Stack {
 
     const authorizerFn = build(authorizer);
     const apiKeyAuthorizer = new HttpLambdaAuthorizer("ApiKeyAuthorizer", authorizerFn, {
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      identitySource: [...authorizerSettings.identitySource],
+      resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
+    });
+
+    const manageAuthorizerFn = build(manageAuthorizer);
+    const managementAuthorizer = new HttpLambdaAuthorizer("ManageAuthorizer", manageAuthorizerFn, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       identitySource: [...authorizerSettings.identitySource],
       resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
@@ -250,6 +329,7 @@ export class ApiStack extends Stack {
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
         ...(route.auth === "apiKey" ? { authorizer: apiKeyAuthorizer } : {}),
+        ...(route.auth === "manage" ? { authorizer: managementAuthorizer } : {}),
       });
       if (route.auth === "none" && added) {
         Validations.of(added).acknowledge({
@@ -259,10 +339,11 @@ export class ApiStack extends Stack {
       }
     }
     // CDK always writes IdentitySource; with none, the property must be absent altogether.
-    const cfnAuthorizer = api.node
+    for (const cfnAuthorizer of api.node
       .findAll()
-      .find((construct): construct is CfnAuthorizer => construct instanceof CfnAuthorizer);
-    cfnAuthorizer?.addPropertyDeletionOverride("IdentitySource");
+      .filter((construct): construct is CfnAuthorizer => construct instanceof CfnAuthorizer)) {
+      cfnAuthorizer.addPropertyDeletionOverride("IdentitySource");
+    }
 
     for (const source of streamSources) {
       const fn = build(source.function);
@@ -317,6 +398,19 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });
     new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table." });
+    new CfnOutput(this, "UserPoolId", {
+      value: userPool.userPoolId,
+      description: "The console's user pool (operators grant operator rights to its people with the CLI).",
+    });
+    new CfnOutput(this, "ConsoleClientId", {
+      value: consoleClient.userPoolClientId,
+      description: "The console's app client: sign in with USER_PASSWORD_AUTH against this client.",
+    });
+    new CfnOutput(this, "CognitoIssuer", {
+      value: cognitoIssuer(this.region, userPool.userPoolId),
+      description:
+        "Issuer of the console's access tokens; Cognito's endpoint is https://cognito-idp.<region>.amazonaws.com/.",
+    });
     new CfnOutput(this, "ToolCredentialsKeyArn", {
       value: toolCredentialsKey.keyArn,
       description: "KMS key for look-up tool credentials (the operator CLI needs it).",
@@ -335,6 +429,11 @@ export class ApiStack extends Stack {
         new PolicyStatement({
           actions: ["kms:GenerateDataKey", "kms:Decrypt"],
           resources: [toolCredentialsKey.keyArn],
+        }),
+        // Find people by e-mail (operators grant), invite them (members invite).
+        new PolicyStatement({
+          actions: ["cognito-idp:AdminGetUser", "cognito-idp:AdminCreateUser"],
+          resources: [userPool.userPoolArn],
         }),
       ],
     });

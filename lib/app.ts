@@ -13,6 +13,7 @@ const configKeys = [
   "throttleRateLimit",
   "throttleBurstLimit",
   "logRetentionDays",
+  "selfSignUp",
 ] as const;
 
 export function buildApp(context: Record<string, unknown> = {}): { app: App; stack: ApiStack } {

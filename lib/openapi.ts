@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as z from "zod/mini";
-import { errorCodes } from "#functions/errors";
+import { errorCodes, statusOf } from "#functions/errors";
 import type { RouteContract } from "#functions/http/api-handler";
 import { idempotencyKeyRule } from "#functions/http/idempotency";
 import { type RouteDefinition, routes } from "./routes.ts";
@@ -36,7 +36,107 @@ const tags = [
   { name: "Messages", description: "Send the visitor's messages and read a conversation's history." },
   { name: "Account", description: "What the calling API key belongs to." },
   { name: "Health", description: "Liveness and this description; no API key needed." },
+  {
+    name: "Management: account",
+    description:
+      "Management API (console and manage keys): who is calling. Errors in the management format (`ManagementError`).",
+  },
+  {
+    name: "Management: organization",
+    description: "The organization acted on: read it, and (admins) rename it.",
+  },
+  {
+    name: "Management: platform",
+    description:
+      "Platform operators: every organization, its subscription and rate limit, and its first admin.",
+  },
+  {
+    name: "Management: members",
+    description: "The people of the organization: invite by e-mail, roles, removal.",
+  },
+  {
+    name: "Management: API keys",
+    description: "The organization's API keys: create (the key is shown once), list with last use, revoke.",
+  },
+  {
+    name: "Management: chatbots",
+    description: "Chatbots and their settings: engine, model, instructions, replies.",
+  },
+  {
+    name: "Management: knowledge",
+    description: "What a chatbot answers from: question/answer pairs and snippets.",
+  },
+  {
+    name: "Management: tools",
+    description:
+      "Look-up tools from the templates: settings, write-only credentials, and a test against the platform.",
+  },
+  {
+    name: "Management: conversations",
+    description: "The organization's conversations: filtered lists, transcripts, closing.",
+  },
+  {
+    name: "Management: usage",
+    description: "Usage per day and chatbot: messages, replies, fallbacks, look-ups, tokens.",
+  },
+  {
+    name: "Management: webhooks",
+    description:
+      "Webhook endpoints (signed per Standard Webhooks), secret rotation, the delivery log, redelivery.",
+  },
 ];
+
+/** Format A example bodies, by status, for the management routes. */
+const managementErrors: Record<
+  number,
+  { description: string; code: string; message: string; details?: unknown }
+> = {
+  401: {
+    description:
+      "No credential, or one that does not verify (expired, another client or issuer, tampered), or an unknown or revoked API key.",
+    code: "unauthenticated",
+    message: "Sign in (a bearer access token of the console) or send an API key of scope manage",
+  },
+  403: {
+    description:
+      "The caller's role (or the API key's scope `chat`) does not allow this, or the organization's subscription is inactive (API keys).",
+    code: "forbidden",
+    message: "Your role in this organization does not allow this: it needs an admin",
+  },
+  404: {
+    description:
+      "Not in the organization acted on (the same answer whether it exists elsewhere or not), or the organization is not the caller's.",
+    code: "chatbot_not_found",
+    message: "Chatbot not found",
+  },
+  409: {
+    description: "Exists already, changed meanwhile, or would leave the organization without an admin.",
+    code: "conflict",
+    message: "An organization keeps at least one admin: make someone else an admin first",
+    details: { reason: "last_admin" },
+  },
+  422: {
+    description: "Invalid input: every failing field in `details.fields` (the value sent is never echoed).",
+    code: "invalid_argument",
+    message: "The request has invalid fields: see details.fields",
+    details: {
+      fields: [{ loc: ["body", "role"], type: "literal_error", msg: "Input should be 'admin' or 'viewer'" }],
+    },
+  },
+  429: {
+    description: "Rate limit exceeded (a bucket per API key, per person per organization, per operator).",
+    code: "rate_limited",
+    message: "Too many requests: 300 management requests per minute are allowed. Retry in 1 seconds.",
+    details: { limit: 300, remaining: 0, reset: "2026-11-21T12:00:30Z", retry_after: 1 },
+  },
+  500: { description: "Unexpected failure.", code: "internal", message: "Internal server error" },
+  503: {
+    description:
+      "The table, the user pool or another dependency did not answer in time: retry after `Retry-After` seconds.",
+    code: "service_unavailable",
+    message: "Service temporarily unavailable",
+  },
+};
 
 const rateLimitHeaders = {
   "X-RateLimit-Limit": {
@@ -157,24 +257,32 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       });
     }
     if (contract.idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
-    const authenticated = contract.auth === "apiKey";
+    const management = contract.auth === "manage";
+    if (management && (contract.access === "viewer" || contract.access === "admin")) {
+      parameters.push({ $ref: "#/components/parameters/OrganizationId" });
+    }
+    const authenticated = contract.auth === "apiKey" || management;
     const headers = authenticated ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
+    const success = contract.status ?? 200;
     const responses: Record<string, unknown> = {
-      200: {
-        description: "Success.",
-        headers: contract.idempotent
-          ? {
-              ...headers,
-              "Idempotent-Replayed": {
-                description: "`true` when this is a replay of an earlier response.",
-                schema: { type: "string" },
-              },
-            }
-          : headers,
-        content: { "application/json": { schema: jsonSchema(contract.response) } },
-      },
+      [success]:
+        success === 204
+          ? { description: "Done; no body.", headers }
+          : {
+              description: success === 201 ? "Created." : success === 202 ? "Accepted." : "Success.",
+              headers: contract.idempotent
+                ? {
+                    ...headers,
+                    "Idempotent-Replayed": {
+                      description: "`true` when this is a replay of an earlier response.",
+                      schema: { type: "string" },
+                    },
+                  }
+                : headers,
+              content: { "application/json": { schema: jsonSchema(contract.response) } },
+            },
     };
-    for (const status of contract.errors) {
+    for (const status of management ? [] : contract.errors) {
       const error = errorExamples[status];
       if (!error) continue;
       responses[status] = {
@@ -197,6 +305,10 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         },
       };
     }
+    for (const status of management ? contract.errors : []) {
+      if (managementErrors[status])
+        responses[status] = { $ref: `#/components/responses/Management${status}` };
+    }
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = {
       operationId: contract.operationId,
@@ -204,6 +316,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       description: contract.description,
       tags: contract.tags,
       ...(authenticated ? {} : { security: [] }),
+      ...(management ? { "x-required-role": contract.access } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(contract.body
         ? {
@@ -216,6 +329,30 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       responses,
     };
   }
+  const managementHeaders = { ...requestIdHeader, ...rateLimitHeaders };
+  const managementResponses = Object.fromEntries(
+    Object.entries(managementErrors).map(([status, error]) => [
+      `Management${status}`,
+      {
+        description: error.description,
+        headers:
+          status === "429" || status === "503"
+            ? {
+                ...managementHeaders,
+                "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } },
+              }
+            : status === "401"
+              ? { ...managementHeaders, "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } } }
+              : managementHeaders,
+        content: {
+          "application/json": {
+            schema: { $ref: "#/components/schemas/ManagementError" },
+            example: { error: { code: error.code, message: error.message, details: error.details ?? {} } },
+          },
+        },
+      },
+    ]),
+  );
   return {
     openapi: "3.1.0",
     info: {
@@ -223,7 +360,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       version: "1.0.0",
       license: { name: "MIT", identifier: "MIT" },
       description:
-        'Start conversations with your organization\'s chatbots and exchange messages with them. Errors use the `{"detail": …}` format; the management (operator CLI) format `{"error": {code, message, details}}` uses the codes listed in `x-management-error-codes`.',
+        'Start conversations with your organization\'s chatbots and exchange messages with them (`/api/*`; errors `{"detail": …}`), and manage the organization (`/manage/*`: the console and programs with a manage key; errors `{"error": {code, message, details}}` with the codes listed in `x-management-error-codes`). Each management operation names the role it needs in `x-required-role`.',
     },
     servers: [{ url: "/" }],
     tags,
@@ -234,10 +371,20 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
-          description: "`Authorization: Bearer cbk_…` (the key is shown once, when created).",
+          description:
+            "`Authorization: Bearer cbk_…`: an API key (shown once, when created). On `/manage/*` also the console's Cognito access token (sign in with USER_PASSWORD_AUTH), or an API key of scope `manage`.",
         },
       },
+      responses: managementResponses,
       parameters: {
+        OrganizationId: {
+          name: "X-Organization-Id",
+          in: "header",
+          required: false,
+          description:
+            "The organization to act on (one of `GET /manage/me`'s memberships). May be left out by a person with exactly one organization, and by API keys (which act on their own; another value is a 404).",
+          schema: { type: "string", maxLength: 64 },
+        },
         IdempotencyKey: {
           name: "Idempotency-Key",
           in: "header",
@@ -274,6 +421,26 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
           },
           required: ["detail"],
         },
+        ManagementError: {
+          type: "object",
+          description: "Format A: every answer of the management API that is not a success.",
+          properties: {
+            error: {
+              type: "object",
+              properties: {
+                code: { type: "string", enum: [...errorCodes] },
+                message: { type: "string" },
+                details: {
+                  type: "object",
+                  description:
+                    "`fields` (422: `[{loc, type, msg}]`), `reason` (409: `already_member`, `last_admin`, `changed`), or the bucket (429: `limit`, `remaining`, `reset`, `retry_after`).",
+                },
+              },
+              required: ["code", "message", "details"],
+            },
+          },
+          required: ["error"],
+        },
         RateLimitError: {
           type: "object",
           properties: {
@@ -294,6 +461,6 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         },
       },
     },
-    "x-management-error-codes": errorCodes,
+    "x-management-error-codes": Object.fromEntries(errorCodes.map((code) => [code, statusOf(code)])),
   };
 }

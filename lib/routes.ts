@@ -23,6 +23,9 @@ export type ExtraGrant =
   | "bedrock:invoke-configured-models"
   | "secrets:read-model-keys"
   | "kms:decrypt-tool-credentials"
+  | "kms:encrypt-tool-credentials"
+  /** Invite people to the user pool (AdminCreateUser) and find them by e-mail (AdminGetUser). */
+  | "cognito:invite-people"
   | "sqs:send-webhook-deliveries"
   | "kms:decrypt-webhook-secrets"
   | "kms:seal-webhook-secrets";
@@ -40,11 +43,22 @@ export interface FunctionDefinition {
   grants?: readonly ExtraGrant[];
 }
 
+/**
+ * Who may call a `/manage/*` route. `signedIn`: any person or manage key (nothing organization-
+ * bound); `viewer` / `admin`: that role (or higher) in the organization acted on; `operator`: a
+ * platform operator. The management authorizer picks the caller's bucket by it, and the handler
+ * checks it again (a unit test keeps the two declarations equal).
+ */
+export type ManageAccess = "signedIn" | "viewer" | "admin" | "operator";
+
 export interface RouteDefinition extends FunctionDefinition {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   /** HTTP API route path (`{name}` captures one segment). */
   path: string;
-  auth: "apiKey" | "none";
+  /** `apiKey`: the public API's key authorizer; `manage`: the management authorizer; `none`. */
+  auth: "apiKey" | "none" | "manage";
+  /** Required with `auth: "manage"`. */
+  access?: ManageAccess;
 }
 
 /**
@@ -54,7 +68,328 @@ export interface RouteDefinition extends FunctionDefinition {
  */
 const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem"] as const;
 
-export const routes: readonly RouteDefinition[] = [
+/** Reads for listings through GSI1 or GSI2: the index gives keys, a batched read the items. */
+const listing = ["dynamodb:Query", "dynamodb:BatchGetItem"] as const;
+
+/** A management route: the management authorizer, one Lambda, 256 MB unless it needs more. */
+function manage(
+  id: string,
+  method: RouteDefinition["method"],
+  path: string,
+  access: ManageAccess,
+  entry: string,
+  table: readonly TableAction[],
+  extra: Partial<Pick<RouteDefinition, "index" | "grants" | "memoryMb" | "timeoutSeconds">> = {},
+): RouteDefinition {
+  return {
+    id,
+    method,
+    path,
+    auth: "manage",
+    access,
+    entry: `functions/handlers/manage/${entry}.ts`,
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table,
+    ...extra,
+  };
+}
+
+/** The management API (`/manage/*`): what the console and programs with a manage key call. */
+export const manageRoutes: readonly RouteDefinition[] = [
+  manage("ManageGetMe", "GET", "/manage/me", "signedIn", "get-me", ["dynamodb:GetItem", ...listing], {
+    index: ["dynamodb:Query"],
+  }),
+  manage("ManageGetOrganization", "GET", "/manage/organization", "viewer", "get-organization", [
+    "dynamodb:GetItem",
+  ]),
+  manage(
+    "ManageUpdateOrganization",
+    "PATCH",
+    "/manage/organization",
+    "admin",
+    "update-organization",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { index: ["dynamodb:Query"] },
+  ),
+  manage(
+    "ManageListOrganizations",
+    "GET",
+    "/manage/organizations",
+    "operator",
+    "list-organizations",
+    ["dynamodb:BatchGetItem"],
+    { index: ["dynamodb:Query"] },
+  ),
+  manage(
+    "ManageCreateOrganization",
+    "POST",
+    "/manage/organizations",
+    "operator",
+    "create-organization",
+    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"],
+    { grants: ["cognito:invite-people"] },
+  ),
+  manage(
+    "ManageGetOrganizationById",
+    "GET",
+    "/manage/organizations/{organization_id}",
+    "operator",
+    "get-organization-by-id",
+    ["dynamodb:GetItem"],
+  ),
+  manage(
+    "ManageUpdateOrganizationById",
+    "PATCH",
+    "/manage/organizations/{organization_id}",
+    "operator",
+    "update-organization-by-id",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { index: ["dynamodb:Query"] },
+  ),
+  manage("ManageListMembers", "GET", "/manage/members", "viewer", "list-members", ["dynamodb:BatchGetItem"], {
+    index: ["dynamodb:Query"],
+  }),
+  manage(
+    "ManageInviteMember",
+    "POST",
+    "/manage/members",
+    "admin",
+    "invite-member",
+    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+    { grants: ["cognito:invite-people"] },
+  ),
+  manage("ManageUpdateMember", "PATCH", "/manage/members/{user_id}", "admin", "update-member", [
+    "dynamodb:GetItem",
+    "dynamodb:UpdateItem",
+  ]),
+  manage("ManageRemoveMember", "DELETE", "/manage/members/{user_id}", "admin", "remove-member", [
+    "dynamodb:GetItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:UpdateItem",
+  ]),
+  manage(
+    "ManageListApiKeys",
+    "GET",
+    "/manage/api-keys",
+    "admin",
+    "list-api-keys",
+    ["dynamodb:BatchGetItem"],
+    {
+      index: ["dynamodb:Query"],
+    },
+  ),
+  manage("ManageCreateApiKey", "POST", "/manage/api-keys", "admin", "create-api-key", [
+    "dynamodb:GetItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:PutItem",
+  ]),
+  manage(
+    "ManageRevokeApiKey",
+    "DELETE",
+    "/manage/api-keys/{key_id}",
+    "admin",
+    "revoke-api-key",
+    ["dynamodb:UpdateItem"],
+    { index: ["dynamodb:Query"] },
+  ),
+  manage(
+    "ManageListChatbots",
+    "GET",
+    "/manage/chatbots",
+    "viewer",
+    "list-chatbots",
+    ["dynamodb:BatchGetItem"],
+    {
+      index: ["dynamodb:Query"],
+    },
+  ),
+  manage("ManageCreateChatbot", "POST", "/manage/chatbots", "admin", "create-chatbot", [
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+  ]),
+  manage("ManageGetChatbot", "GET", "/manage/chatbots/{chatbot_id}", "viewer", "get-chatbot", [
+    "dynamodb:GetItem",
+  ]),
+  manage("ManageUpdateChatbot", "PATCH", "/manage/chatbots/{chatbot_id}", "admin", "update-chatbot", [
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+  ]),
+  manage("ManageDeleteChatbot", "DELETE", "/manage/chatbots/{chatbot_id}", "admin", "delete-chatbot", [
+    "dynamodb:Query",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:DeleteItem",
+  ]),
+  manage(
+    "ManageListKnowledge",
+    "GET",
+    "/manage/chatbots/{chatbot_id}/knowledge",
+    "viewer",
+    "list-knowledge",
+    ["dynamodb:Query"],
+  ),
+  manage("ManageAddKnowledge", "POST", "/manage/chatbots/{chatbot_id}/knowledge", "admin", "add-knowledge", [
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+  ]),
+  manage(
+    "ManageUpdateKnowledge",
+    "PATCH",
+    "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
+    "admin",
+    "update-knowledge",
+    ["dynamodb:GetItem", "dynamodb:PutItem"],
+  ),
+  manage(
+    "ManageRemoveKnowledge",
+    "DELETE",
+    "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
+    "admin",
+    "remove-knowledge",
+    ["dynamodb:DeleteItem"],
+  ),
+  manage("ManageListToolTemplates", "GET", "/manage/tool-templates", "viewer", "list-tool-templates", []),
+  manage("ManageListTools", "GET", "/manage/chatbots/{chatbot_id}/tools", "viewer", "list-tools", [
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+  ]),
+  manage(
+    "ManageAddTool",
+    "POST",
+    "/manage/chatbots/{chatbot_id}/tools",
+    "admin",
+    "add-tool",
+    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
+    { grants: ["kms:encrypt-tool-credentials"] },
+  ),
+  manage("ManageGetTool", "GET", "/manage/chatbots/{chatbot_id}/tools/{tool_id}", "viewer", "get-tool", [
+    "dynamodb:GetItem",
+  ]),
+  manage(
+    "ManageUpdateTool",
+    "PATCH",
+    "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
+    "admin",
+    "update-tool",
+    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
+    { grants: ["kms:encrypt-tool-credentials"] },
+  ),
+  manage(
+    "ManageRemoveTool",
+    "DELETE",
+    "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
+    "admin",
+    "remove-tool",
+    ["dynamodb:DeleteItem"],
+  ),
+  manage(
+    "ManageTestTool",
+    "POST",
+    "/manage/chatbots/{chatbot_id}/tools/{tool_id}/test",
+    "admin",
+    "test-tool",
+    ["dynamodb:GetItem"],
+    { grants: ["kms:decrypt-tool-credentials"], memoryMb: 512, timeoutSeconds: 20 },
+  ),
+  manage(
+    "ManageListConversations",
+    "GET",
+    "/manage/conversations",
+    "viewer",
+    "list-conversations",
+    [...listing],
+    { index: ["dynamodb:Query"] },
+  ),
+  manage(
+    "ManageGetConversation",
+    "GET",
+    "/manage/conversations/{conversation_id}",
+    "viewer",
+    "get-conversation",
+    ["dynamodb:GetItem", "dynamodb:Query"],
+  ),
+  manage(
+    "ManageCloseConversation",
+    "POST",
+    "/manage/conversations/{conversation_id}/close",
+    "admin",
+    "close-conversation",
+    ["dynamodb:UpdateItem"],
+  ),
+  manage("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
+  manage(
+    "ManageListWebhookEndpoints",
+    "GET",
+    "/manage/webhook-endpoints",
+    "viewer",
+    "list-webhook-endpoints",
+    ["dynamodb:Query"],
+  ),
+  manage(
+    "ManageCreateWebhookEndpoint",
+    "POST",
+    "/manage/webhook-endpoints",
+    "admin",
+    "create-webhook-endpoint",
+    // Query: the organization's endpoint count (at most 20).
+    ["dynamodb:Query", "dynamodb:PutItem"],
+    { grants: ["kms:seal-webhook-secrets"] },
+  ),
+  manage(
+    "ManageGetWebhookEndpoint",
+    "GET",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "viewer",
+    "get-webhook-endpoint",
+    ["dynamodb:GetItem"],
+  ),
+  manage(
+    "ManageUpdateWebhookEndpoint",
+    "PATCH",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "admin",
+    "update-webhook-endpoint",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+  ),
+  manage(
+    "ManageDeleteWebhookEndpoint",
+    "DELETE",
+    "/manage/webhook-endpoints/{endpoint_id}",
+    "admin",
+    "delete-webhook-endpoint",
+    ["dynamodb:DeleteItem"],
+  ),
+  manage(
+    "ManageRotateWebhookSecret",
+    "POST",
+    "/manage/webhook-endpoints/{endpoint_id}/rotate-secret",
+    "admin",
+    "rotate-webhook-secret",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { grants: ["kms:seal-webhook-secrets"] },
+  ),
+  manage(
+    "ManageListWebhookDeliveries",
+    "GET",
+    "/manage/webhook-endpoints/{endpoint_id}/deliveries",
+    "viewer",
+    "list-webhook-deliveries",
+    ["dynamodb:GetItem", "dynamodb:Query"],
+  ),
+  manage(
+    "ManageRedeliverWebhookDelivery",
+    "POST",
+    "/manage/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver",
+    "admin",
+    "redeliver-webhook-delivery",
+    ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+    { grants: ["sqs:send-webhook-deliveries"] },
+  ),
+];
+
+/** The public API. */
+export const publicRoutes: readonly RouteDefinition[] = [
   {
     id: "CreateConversation",
     method: "POST",
@@ -121,6 +456,9 @@ export const routes: readonly RouteDefinition[] = [
   },
 ];
 
+/** Every route: the public API and the management API. */
+export const routes: readonly RouteDefinition[] = [...publicRoutes, ...manageRoutes];
+
 /**
  * Answers every request no route matched (the HTTP API's `$default` route). The authorizer runs on
  * it as on the apiKey routes, so a valid key's 404 / 405 carries its rate state and takes a token,
@@ -154,4 +492,29 @@ export const authorizer: FunctionDefinition = {
   table: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
 };
 
-export const allFunctions: readonly FunctionDefinition[] = [...routes, routeMiss, authorizer];
+/**
+ * The Lambda authorizer of every `auth: "manage"` route: a console access token (verified against
+ * the user pool's keys) or an API key of scope manage, the caller's role in the organization named,
+ * and a token from the caller's bucket. Set up like the API-key authorizer (no identity source, no
+ * cache), so every refusal is our own Format A answer.
+ */
+export const manageAuthorizer: FunctionDefinition = {
+  id: "ManageAuthorizer",
+  entry: "functions/handlers/manage-authorizer.ts",
+  memoryMb: 512,
+  timeoutSeconds: 5,
+  // GetItem and UpdateItem: the key's or the person's bucket; Query: a person's memberships.
+  table: ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:Query"],
+};
+
+export const allFunctions: readonly FunctionDefinition[] = [
+  ...routes,
+  routeMiss,
+  authorizer,
+  manageAuthorizer,
+];
+
+/** The management route a route key (`GET /manage/me`) names, for the management authorizer. */
+export function manageRouteFor(routeKey: string): RouteDefinition | undefined {
+  return manageRoutes.find((route) => `${route.method} ${route.path}` === routeKey);
+}

@@ -92,6 +92,8 @@ export const stageConfigSchema = z.object({
   throttleRateLimit: z.optional(setting(readRate)),
   throttleBurstLimit: z.optional(setting(readBurst)),
   logRetentionDays: z._default(setting(readRetentionDays), 30),
+  /** Let anyone create a console account with their e-mail (off: people are invited). */
+  selfSignUp: z._default(setting(readBoolean), false),
 });
 
 export type StageConfig = z.output<typeof stageConfigSchema> & { retainData: boolean };

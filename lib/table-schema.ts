@@ -18,6 +18,14 @@ export const tableSchema = {
       // would turn each of those writes into an index write too.
       projection: "KEYS_ONLY",
     },
+    {
+      // An organization's conversations by status and recent activity. Keys only for the same
+      // reason: a listing page reads the index, then the page's items in one batch.
+      indexName: "GSI2",
+      partitionKey: "GSI2PK",
+      sortKey: "GSI2SK",
+      projection: "KEYS_ONLY",
+    },
   ],
 } as const;
 

@@ -1,5 +1,6 @@
 /**
- * API keys: their format, their hash, and the operator's create / list / revoke.
+ * API keys: their format, their hash, their scope, and create / list / revoke (operator CLI and
+ * the management API alike). A key's scope is `chat` (the public API) unless made `manage`.
  *
  * A key is `cbk_` + 32 random base62 characters + a 6-character base62 CRC32 of them. The fixed
  * prefix lets secret scanners recognise leaked keys; the checksum lets the authorizer refuse
@@ -14,7 +15,15 @@ import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, refusedAs } from "#functions/store/conditions";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
-import { type ApiKeyRecord, gsi1, items, type Key, keys, records } from "#functions/store/items";
+import {
+  type ApiKeyRecord,
+  type ApiKeyScope,
+  gsi1,
+  items,
+  type Key,
+  keys,
+  records,
+} from "#functions/store/items";
 
 export const API_KEY_PREFIX = "cbk_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -63,6 +72,8 @@ export function displayPrefixOf(apiKey: string): string {
   return `${apiKey.slice(0, API_KEY_PREFIX.length + 6)}…`;
 }
 
+export const apiKeyScopes: readonly ApiKeyScope[] = ["chat", "manage"];
+
 export const newKeyId = (): string => `key_${randomBase62(16)}`;
 
 export interface CreatedApiKey {
@@ -78,7 +89,7 @@ export interface CreatedApiKey {
  */
 export async function createApiKey(
   ctx: DomainContext,
-  input: { organizationId: string; name: string; expiresAt?: number },
+  input: { organizationId: string; name: string; scope?: ApiKeyScope; expiresAt?: number },
 ): Promise<CreatedApiKey> {
   const organization = await ctx.db.client.send(
     new GetCommand({
@@ -95,6 +106,7 @@ export async function createApiKey(
     keyId: newKeyId(),
     organizationId: org.organizationId,
     name: input.name,
+    scope: input.scope ?? "chat",
     displayPrefix: displayPrefixOf(apiKey),
     createdAt: isoTime(ctx.clock()),
     organizationActive: org.subscription === "active",
@@ -134,6 +146,16 @@ export async function createApiKey(
 export async function listApiKeys(ctx: DomainContext, organizationId: string): Promise<ApiKeyRecord[]> {
   const found = (await batchGetItems(ctx.db, await apiKeyKeysOf(ctx, organizationId))).map(records.apiKey);
   return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
+}
+
+/** One of the organization's keys, by key id (any other organization's: not found). */
+export async function getApiKey(
+  ctx: DomainContext,
+  input: { organizationId: string; keyId: string },
+): Promise<ApiKeyRecord> {
+  const [found] = await batchGetItems(ctx.db, await apiKeyKeysOf(ctx, input.organizationId, input.keyId));
+  if (!found) throw new AppError("api_key_not_found");
+  return records.apiKey(found);
 }
 
 /** Table keys (PK, SK) of an organization's API-key items (or of one of them), from GSI1. */

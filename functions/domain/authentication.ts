@@ -5,22 +5,23 @@
  * item that only succeeds if the key exists, is not revoked or expired, its organization is active,
  * the limit we assume is the stored one, and the bucket has a token. A refused write returns the
  * stored item, which says exactly why (an inactive organization's key is told its bucket's state,
- * but no token is taken). Warm path: one DynamoDB call; cold path (limit unknown in
- * this instance): a GetItem first.
+ * but no token is taken). The same write records when the key was last used. Warm path: one
+ * DynamoDB call; cold path (limit unknown in this instance): a GetItem first.
  */
 
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { hashApiKey, isWellFormedApiKey } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { type BucketPolicy, type BucketState, stateAfter, takeToken } from "#functions/domain/token-bucket";
-import { type Item, keys, records } from "#functions/store/items";
+import { type ApiKeyScope, type Item, keys, records } from "#functions/store/items";
 
 export type AuthOutcome =
-  | { kind: "allowed"; organizationId: string; keyId: string; rate: BucketState }
+  | { kind: "allowed"; organizationId: string; keyId: string; scope: ApiKeyScope; rate: BucketState }
   | {
       kind: "rate_limited";
       organizationId: string;
       keyId: string;
+      scope: ApiKeyScope;
       rate: BucketState;
       retryAfterSeconds: number;
     }
@@ -95,6 +96,10 @@ export async function authenticate(
     policy,
     now,
     hint: hint.tat,
+    alsoSet: {
+      assignments: "lastUsedAt = :lastUsedAt",
+      values: { ":lastUsedAt": new Date(now).toISOString() },
+    },
     guard: (current) => ({
       condition:
         "attribute_exists(PK) AND attribute_not_exists(revokedAt) AND " +
@@ -119,16 +124,24 @@ export async function authenticate(
   }
   const stored = records.apiKey(result.item ?? {});
   remember(hash, result.state.limit, stored.bucketTat);
+  const scope = stored.scope ?? "chat";
   if (!result.admitted) {
     return {
       kind: "rate_limited",
       organizationId: stored.organizationId,
       keyId: stored.keyId,
+      scope,
       rate: result.state,
       retryAfterSeconds: result.retryAfterSeconds,
     };
   }
-  return { kind: "allowed", organizationId: stored.organizationId, keyId: stored.keyId, rate: result.state };
+  return {
+    kind: "allowed",
+    organizationId: stored.organizationId,
+    keyId: stored.keyId,
+    scope,
+    rate: result.state,
+  };
 }
 
 /** Test seam: forget what this instance learned (simulates a cold Lambda instance). */

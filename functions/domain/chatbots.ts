@@ -3,12 +3,12 @@
  * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
  */
 import { randomUUID } from "node:crypto";
-import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
-import { deleteExisting, putIfUnchanged, putNew } from "#functions/store/conditions";
+import { deleteExisting, putIfUnchanged, putNew, refusedAs } from "#functions/store/conditions";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
@@ -102,6 +102,48 @@ export async function listChatbots(ctx: DomainContext, organizationId: string): 
   );
 }
 
+/**
+ * Deletes a chatbot with its knowledge and tools (their credentials go with them). Its
+ * conversations stay readable; a message to one of them is answered 409, as for a closed
+ * conversation.
+ */
+export async function deleteChatbot(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<void> {
+  await deleteExisting(
+    ctx.db,
+    keys.chatbot(organizationId, chatbotId),
+    () => new AppError("chatbot_not_found"),
+  );
+  const leftovers: Item[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk",
+        ExpressionAttributeValues: { ":pk": prefixes.chatbotPartition(organizationId, chatbotId) },
+        ProjectionExpression: "PK, SK",
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    leftovers.push(...(page.Items ?? []));
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  let pending: Item[] = leftovers.map((key) => ({ DeleteRequest: { Key: { PK: key.PK, SK: key.SK } } }));
+  while (pending.length > 0) {
+    const result = await ctx.db.client.send(
+      new BatchWriteCommand({ RequestItems: { [ctx.db.tableName]: pending.slice(0, 25) } }),
+    );
+    pending = [
+      ...((result.UnprocessedItems?.[ctx.db.tableName] as Item[] | undefined) ?? []),
+      ...pending.slice(25),
+    ];
+  }
+}
+
 /** Everything a turn needs about its chatbot, in one Query of the chatbot's partition. */
 export interface ChatbotBundle {
   chatbot: ChatbotRecord;
@@ -156,12 +198,7 @@ export async function addKnowledgeEntry(
   input: { organizationId: string; chatbotId: string; entry: KnowledgeEntryInput },
 ): Promise<KnowledgeEntryRecord> {
   await getChatbot(ctx, input.organizationId, input.chatbotId);
-  const texts = input.entry.kind === "qa" ? [input.entry.question, input.entry.answer] : [input.entry.text];
-  if (texts.some((text) => text.trim() === "" || text.length > chatbotLimits.knowledgeText)) {
-    throw new AppError("invalid_argument", {
-      detail: `Knowledge texts must be 1 to ${chatbotLimits.knowledgeText} characters`,
-    });
-  }
+  checkKnowledgeTexts(input.entry);
   const existing = await listKnowledgeEntries(ctx, input.organizationId, input.chatbotId);
   if (existing.length >= chatbotLimits.knowledgeEntries) {
     throw new AppError("invalid_argument", {
@@ -190,6 +227,47 @@ export async function listKnowledgeEntries(
   const bundle = await loadChatbotBundle(ctx, organizationId, chatbotId);
   if (!bundle) throw new AppError("chatbot_not_found");
   return bundle.knowledge;
+}
+
+/** Replaces an entry's texts (its kind stays); the entry must exist. */
+export async function updateKnowledgeEntry(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; entryId: string; entry: KnowledgeEntryInput },
+): Promise<KnowledgeEntryRecord> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({
+      TableName: ctx.db.tableName,
+      Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
+    }),
+  );
+  if (!Item) throw new AppError("knowledge_entry_not_found");
+  const current = records.knowledgeEntry(Item);
+  checkKnowledgeTexts(input.entry);
+  const record: KnowledgeEntryRecord = {
+    ...input.entry,
+    entryId: current.entryId,
+    createdAt: current.createdAt,
+  };
+  await refusedAs(
+    ctx.db.client.send(
+      new PutCommand({
+        TableName: ctx.db.tableName,
+        Item: items.knowledgeEntry(input.organizationId, input.chatbotId, record),
+        ConditionExpression: "attribute_exists(PK)",
+      }),
+    ),
+    () => new AppError("knowledge_entry_not_found"),
+  );
+  return record;
+}
+
+function checkKnowledgeTexts(entry: KnowledgeEntryInput): void {
+  const texts = entry.kind === "qa" ? [entry.question, entry.answer] : [entry.text];
+  if (texts.some((text) => text.trim() === "" || text.length > chatbotLimits.knowledgeText)) {
+    throw new AppError("invalid_argument", {
+      detail: `Knowledge texts must be 1 to ${chatbotLimits.knowledgeText} characters`,
+    });
+  }
 }
 
 export async function removeKnowledgeEntry(

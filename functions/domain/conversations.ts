@@ -3,12 +3,13 @@
  *
  * Main course of `startConversation`: one transaction that (1) checks the chatbot exists in the
  * caller's organization, (2) creates the contact or updates it if it is already this
- * organization's, (3) puts the conversation. Either all of it happens or none: a 404 or 403 leaves
+ * organization's, (3) puts the conversation (with its listing-index keys), (4) links it into its
+ * contact's and its external id's lists. Either all of it happens or none: a 404 or 403 leaves
  * no stray contact or conversation behind. The refused action tells which error it is. With an
  * Idempotency-Key, the same transaction completes the key (its fence), so one key can only ever
  * create one conversation, however often its writes are retried or land late.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
@@ -16,7 +17,19 @@ import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, refusedItem, type TransactAction } from "#functions/store/conditions";
-import { type ConversationRecord, entities, items, keys, records } from "#functions/store/items";
+import {
+  type ConversationRecord,
+  conversationActivityKey,
+  entities,
+  items,
+  keys,
+  records,
+} from "#functions/store/items";
+
+/** An external id is the caller's free text: its listing partition is keyed by its hash. */
+export function externalIdHash(externalId: string): string {
+  return createHash("sha256").update(externalId).digest("base64url");
+}
 
 export interface StartConversationInput {
   organizationId: string;
@@ -42,7 +55,7 @@ export async function startConversation(
 ): Promise<StartedConversation> {
   const now = isoTime(ctx.clock());
   const contactId = input.contactId ?? randomUUID();
-  const conversation: ConversationRecord = {
+  const conversation: ConversationRecord & { lastActivityAt: string } = {
     conversationId: randomUUID(),
     organizationId: input.organizationId,
     chatbotId: input.chatbotId,
@@ -50,8 +63,14 @@ export async function startConversation(
     status: "open",
     turns: 0,
     createdAt: now,
+    lastActivityAt: now,
     cursorSecret: newCursorSecret(),
     ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+  };
+  const link = {
+    conversationId: conversation.conversationId,
+    organizationId: input.organizationId,
+    createdAt: now,
   };
 
   const contactFields: Record<string, string> = {
@@ -106,6 +125,18 @@ export async function startConversation(
         ConditionExpression: "attribute_not_exists(PK)",
       },
     },
+    // The conversation's place in its contact's and its external id's lists (no index needed there).
+    { Put: { TableName: ctx.db.tableName, Item: items.contactConversation(contactId, link) } },
+    ...(input.externalId === undefined
+      ? []
+      : [
+          {
+            Put: {
+              TableName: ctx.db.tableName,
+              Item: items.externalConversation(externalIdHash(input.externalId), link),
+            },
+          },
+        ]),
   ];
   const started = { conversationId: conversation.conversationId, contactId };
   try {
@@ -121,22 +152,26 @@ export async function startConversation(
 }
 
 /**
- * Closes a conversation (operator side); further messages get 409. Idempotent: closing a closed
+ * Closes a conversation (operator CLI, management API); further messages get 409. Closing is
+ * activity, so it moves the conversation in the listings. Idempotent: closing a closed
  * conversation changes nothing (so it records no second transition, and no second event).
  */
 export async function closeConversation(
   ctx: DomainContext,
   input: { organizationId: string; conversationId: string },
 ): Promise<ConversationRecord> {
+  const now = isoTime(ctx.clock());
+  const sortKey = conversationActivityKey("closed", now, input.conversationId);
   try {
     const result = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(input.organizationId, input.conversationId),
-        UpdateExpression: "SET #status = :closed, statusChangedAt = :now",
+        UpdateExpression:
+          "SET #status = :closed, statusChangedAt = :now, lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey",
         ConditionExpression: "attribute_exists(PK) AND #status <> :closed",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":closed": "closed", ":now": isoTime(ctx.clock()) },
+        ExpressionAttributeValues: { ":closed": "closed", ":now": now, ":sortKey": sortKey },
         ReturnValues: "ALL_NEW",
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),

@@ -4,7 +4,14 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { cursorIsGenuine, cursorSortKey, signCursor } from "#functions/domain/cursors";
 import { AppError, validationError } from "#functions/errors";
-import { keys, type MessageRecord, messageSortKey, prefixes, records } from "#functions/store/items";
+import {
+  type ConversationRecord,
+  keys,
+  type MessageRecord,
+  messageSortKey,
+  prefixes,
+  records,
+} from "#functions/store/items";
 
 export interface ListMessagesInput {
   organizationId: string;
@@ -15,6 +22,7 @@ export interface ListMessagesInput {
 
 export interface MessagePage {
   conversationId: string;
+  conversation: ConversationRecord;
   messages: MessageRecord[];
   nextCursor: string | null;
 }
@@ -56,6 +64,7 @@ export async function listMessages(ctx: DomainContext, input: ListMessagesInput)
   const hasMore = found.length > input.limit;
   return {
     conversationId: conversation.conversationId,
+    conversation,
     messages,
     nextCursor:
       hasMore && last ? signCursor(conversation, `MSG#${messageSortKey(last.turn, last.index)}`) : null,

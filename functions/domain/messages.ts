@@ -11,7 +11,8 @@
  *      timeout gives the chatbot's fallback reply instead (logged with the request id);
  *   5. store the reply with its token usage and model latency, and return it; in the same round
  *      trip, keep on the conversation the look-up details the visitor gave (one UpdateItem, only
- *      when they changed), so a later turn can complete a look-up.
+ *      when they changed), so a later turn can complete a look-up, and count the turn in the
+ *      chatbot's usage of the day (one UpdateItem).
  * Message sort keys are `MSG#{turn}#{index}`: the turn number orders turns, index 00 is the
  * visitor's message and 01… the chatbot's replies, so a history page reads in conversation order.
  *
@@ -36,11 +37,14 @@ import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import type { WorkFence } from "#functions/domain/idempotency";
+import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError } from "#functions/errors";
 import { describeError, log } from "#functions/log";
 import { putNewAction, refusedItem } from "#functions/store/conditions";
 import {
   type ConversationRecord,
+  conversationActivityKey,
+  gsi2,
   type Item,
   items,
   keys,
@@ -146,7 +150,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const resumed = input.fence?.progress.turn;
     const conversation =
       resumed === undefined
-        ? await claimTurn(ctx, input.organizationId, input.conversationId)
+        ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started))
         : await readConversation(ctx, input.organizationId, input.conversationId);
     const turn = resumed ?? conversation.turns;
     if (resumed !== undefined) log.info("completing a turn an earlier attempt began", { turn });
@@ -158,7 +162,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       loadChatbotBundle(ctx, input.organizationId, conversation.chatbotId),
       readHistory(ctx, conversation, turn),
     ]);
-    if (!bundle) throw new Error(`chatbot ${conversation.chatbotId} of a live conversation is missing`);
+    // The chatbot was deleted (management API): its conversations take no more messages.
+    if (!bundle) throw new AppError("conversation_closed");
 
     const visitorMessage: MessageRecord = {
       messageId: randomUUID(),
@@ -208,6 +213,19 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     await Promise.all([
       storeReplies(ctx, input.organizationId, result, input.fence),
       keepCollected(ctx, conversation, reply.collected),
+      // In parallel with the reply's write: counting adds no wait (domain/usage.ts).
+      recordTurnUsage(ctx, {
+        organizationId: input.organizationId,
+        chatbotId: conversation.chatbotId,
+        at: started,
+        replies: replies.length,
+        // The fallback reply, whether the engine failed or (scripted) had no answer.
+        fallback: reply.fallback || reply.messages.join("\n") === bundle.chatbot.fallbackReply.trim(),
+        ...(reply.usage
+          ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens }
+          : {}),
+        lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
+      }),
     ]);
     return result;
   } finally {
@@ -215,20 +233,29 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
   }
 }
 
+/** Claims the turn number; the same write marks the activity that orders the conversation listings. */
 async function claimTurn(
   ctx: DomainContext,
   organizationId: string,
   conversationId: string,
+  now: string,
 ): Promise<ConversationRecord> {
   try {
     const result = await ctx.db.client.send(
       new UpdateCommand({
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
-        UpdateExpression: "ADD turns :one",
+        UpdateExpression:
+          "ADD turns :one SET lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
         ConditionExpression: "attribute_exists(PK) AND #status = :open",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":one": 1, ":open": "open" },
+        ExpressionAttributeValues: {
+          ":one": 1,
+          ":open": "open",
+          ":now": now,
+          ":sortKey": conversationActivityKey("open", now, conversationId),
+          ":orgConversations": gsi2.conversationsPartition(organizationId),
+        },
         ReturnValues: "ALL_NEW",
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       }),

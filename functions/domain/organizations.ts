@@ -8,7 +8,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { apiKeyKeysOf } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
@@ -58,6 +58,18 @@ export async function getOrganization(
   return records.organization(Item);
 }
 
+/** The organizations with these ids that exist (one batched read). */
+export async function getOrganizations(
+  ctx: DomainContext,
+  organizationIds: readonly string[],
+): Promise<Map<string, OrganizationRecord>> {
+  const found = await batchGetItems(
+    ctx.db,
+    [...new Set(organizationIds)].map((id) => keys.organization(id)),
+  );
+  return new Map(found.map(records.organization).map((org) => [org.organizationId, org]));
+}
+
 export async function listOrganizations(ctx: DomainContext): Promise<OrganizationRecord[]> {
   const found = (await batchGetItems(ctx.db, await gsi1Keys(ctx.db, gsi1.organizationsPartition))).map(
     records.organization,
@@ -65,6 +77,46 @@ export async function listOrganizations(ctx: DomainContext): Promise<Organizatio
   return found.sort(
     (a, b) => a.createdAt.localeCompare(b.createdAt) || a.organizationId.localeCompare(b.organizationId),
   );
+}
+
+export interface OrganizationPage {
+  organizations: OrganizationRecord[];
+  /** The last organization id of this page when there are more (the next page starts after it). */
+  nextAfter: string | null;
+}
+
+/** A page of organizations in id order: one index Query of `limit` keys, one batched read. */
+export async function listOrganizationsPage(
+  ctx: DomainContext,
+  input: { limit: number; after?: string },
+): Promise<OrganizationPage> {
+  const page = await ctx.db.client.send(
+    new QueryCommand({
+      TableName: ctx.db.tableName,
+      IndexName: gsi1.name,
+      KeyConditionExpression: "GSI1PK = :pk",
+      ExpressionAttributeValues: { ":pk": gsi1.organizationsPartition },
+      Limit: input.limit + 1,
+      ...(input.after
+        ? {
+            ExclusiveStartKey: {
+              ...keys.organization(input.after),
+              GSI1PK: gsi1.organizationsPartition,
+              GSI1SK: gsi1.organizationSortKey(input.after),
+            },
+          }
+        : {}),
+    }),
+  );
+  const found = (page.Items ?? []).map((item) => ({ PK: String(item.PK), SK: String(item.SK) }));
+  const wanted = found.slice(0, input.limit);
+  const byKey = new Map((await batchGetItems(ctx.db, wanted)).map((item) => [String(item.PK), item]));
+  const organizations = wanted
+    .map((key) => byKey.get(key.PK))
+    .filter((item) => item !== undefined)
+    .map(records.organization);
+  const last = organizations.at(-1);
+  return { organizations, nextAfter: found.length > input.limit && last ? last.organizationId : null };
 }
 
 export interface OrganizationChanges {

@@ -95,6 +95,11 @@ export interface TakeTokenInput<Refusal> {
   guard?: (policy: BucketPolicy) => BucketGuard<Refusal>;
   /** Items created by an admission expire this many seconds after the bucket is full again. */
   ttlAfterFullSeconds?: number;
+  /**
+   * More assignments made by the same write when it admits (e.g. `lastUsedAt = :lastUsedAt`), so
+   * bookkeeping about the request rides on the bucket's write instead of costing a call of its own.
+   */
+  alsoSet?: { assignments: string; names?: Record<string, string>; values?: Record<string, unknown> };
 }
 
 export type TakeTokenResult<Refusal> = Admission | { refusal: Refusal };
@@ -126,6 +131,11 @@ export async function takeToken<Refusal = never>(
       update = "SET #tat = :nextTat";
       condition = "(attribute_not_exists(#tat) OR #tat <= :now)";
       values[":nextTat"] = now + step;
+    }
+    if (input.alsoSet) {
+      update += `, ${input.alsoSet.assignments}`;
+      Object.assign(names, input.alsoSet.names);
+      Object.assign(values, input.alsoSet.values);
     }
     if (input.ttlAfterFullSeconds !== undefined) {
       update += ", #ttl = :ttl";

@@ -1,6 +1,7 @@
 /**
- * A chatbot's look-up tools (operator side): add one from a template with its credentials, list,
- * show, update, remove, and test it against the real platform with sample values.
+ * A chatbot's look-up tools (operator CLI and management API): add one from a template with its
+ * credentials, list, show, update, remove, and test it against the real platform with sample
+ * values; and the templates themselves, described for forms.
  *
  * Credentials are given once: validated against the template, sealed with the tool-credentials key
  * (KMS on AWS, a key file locally; secrets/envelope.ts) bound to the organization and tool, and
@@ -9,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import * as z from "zod/mini";
 import type { ToolOutcome } from "#functions/agent/engine";
 import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
@@ -85,6 +87,80 @@ export interface UpdateToolInput {
   /** An empty text goes back to the template's description. */
   description?: string;
   requestsPerMinute?: number;
+}
+
+// ---------- the templates, for forms ----------
+
+export interface TemplateDescription {
+  kind: TemplateKind;
+  platform: string;
+  /** The template's settings as a JSON Schema (what the configuration form asks, with defaults). */
+  config: Record<string, unknown>;
+  /** The credential fields (write-only), and which of them are required. */
+  credentials: { name: string; required: boolean }[];
+  /** What the visitor must give before a look-up; empty when the configuration declares it (http_get). */
+  variables: { name: string; label: string; description: string; kind: string }[];
+  /** When the variables depend on the configuration, how. */
+  variablesNote?: string;
+  defaultRequestsPerMinute: number;
+}
+
+const jsonSchemaOf = (schema: z.ZodMiniType): Record<string, unknown> => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  return rest;
+};
+
+/** Sample settings under which each template names its fixed variables. */
+const variableSamples: Record<TemplateKind, unknown> = {
+  woocommerce: { shopUrl: "https://shop.example" },
+  shopify: { shop: "shop" },
+  lightspeed: { clusterUrl: "https://api.webshopapp.com" },
+  sendcloud: {},
+  picqer: { subdomain: "shop" },
+  http_get: undefined,
+};
+
+/** Every template, described for the console's tool forms. */
+export function describeTemplates(): TemplateDescription[] {
+  return templateKinds.map((kind) => {
+    const template = lookupTemplates[kind];
+    const credentialSchema = jsonSchemaOf(template.secretSchema);
+    const required = new Set((credentialSchema.required ?? []) as string[]);
+    const sample = variableSamples[kind];
+    let variables: TemplateDescription["variables"] = [];
+    if (sample !== undefined) {
+      const configured = configureTool({ id: "sample", name: "sample", kind, config: sample });
+      if (configured.ok) {
+        variables = configured.tool.variables.map(({ name, label, description, kind: variableKind }) => ({
+          name,
+          label,
+          description,
+          kind: variableKind,
+        }));
+      }
+    }
+    return {
+      kind,
+      platform: template.displayName,
+      config: jsonSchemaOf(template.configSchema),
+      credentials: Object.keys((credentialSchema.properties ?? {}) as Record<string, unknown>).map(
+        (name) => ({
+          name,
+          required: required.has(name),
+        }),
+      ),
+      variables,
+      ...(kind === "http_get"
+        ? { variablesNote: "Declared by the configuration's `variables` (1–5)." }
+        : kind === "lightspeed"
+          ? { variablesNote: "With `verifyEmail: true` the visitor also gives their e-mail address." }
+          : {}),
+      defaultRequestsPerMinute: defaultRequestsPerMinute[kind],
+    };
+  });
 }
 
 // ---------- operator CRUD ----------
@@ -180,6 +256,16 @@ export interface TestToolInput {
   values: Record<string, string>;
 }
 
+/** One request a test sent, as it may be shown: credentials replaced by `[redacted]`. */
+export interface SentRequest {
+  method: "GET";
+  url: string;
+  headers: Record<string, string>;
+  /** The platform's answer: `ok` with its HTTP status, or the failure kind (never its body). */
+  outcome: string;
+  status?: number;
+}
+
 export interface ToolTestReport {
   tool: { toolId: string; name: string; platform: string };
   values: Record<string, string>;
@@ -188,6 +274,8 @@ export interface ToolTestReport {
   verdict: string;
   /** GET requests sent to the platform. */
   requests: number;
+  /** What was sent, without secrets, and how the platform answered. */
+  sent: SentRequest[];
   durationMs: number;
   /** Exactly what a model would be given as the tool's result. */
   modelSees: ToolOutcome;
@@ -211,10 +299,25 @@ export async function testTool(
   const absent = tool.variables.filter((v) => !input.values[v.name]?.trim()).map((v) => v.name);
   if (absent.length > 0) throw invalid(`Give a sample value for: ${absent.join(", ")}`);
   const secrets = await decrypted(ctx, record);
-  let requests = 0;
-  const http: HttpGet = (request) => {
-    requests += 1;
-    return dependencies.http(request);
+  const sent: SentRequest[] = [];
+  const redact = redactorFor(secrets);
+  const http: HttpGet = async (request) => {
+    const response = await dependencies.http(request);
+    sent.push({
+      method: "GET",
+      url: redact(request.url.toString()),
+      headers: Object.fromEntries(
+        Object.entries(request.headers ?? {}).map(([name, value]) => [
+          name.toLowerCase(),
+          /^(authorization|proxy-authorization|x-[a-z-]*(key|token|secret|auth)[a-z-]*)$/i.test(name)
+            ? "[redacted]"
+            : redact(value),
+        ]),
+      ),
+      outcome: response.kind,
+      ...(response.kind === "ok" ? { status: response.status } : {}),
+    });
+    return response;
   };
   const started = ctx.clock();
   const result = await tool.lookup({
@@ -229,11 +332,28 @@ export async function testTool(
     values: input.values,
     result: result.kind,
     verdict: verdictOf(result),
-    requests,
+    requests: sent.length,
+    sent,
     durationMs: ctx.clock() - started,
     modelSees: toToolOutcome(result),
     scriptedReply: lookupReplyText(result, tool),
   };
+}
+
+/**
+ * Replaces every credential value in a text by `[redacted]`, in the forms a request carries it:
+ * as is, URL-encoded, and inside a Basic authorization's base64 (the header is redacted anyway).
+ */
+function redactorFor(secrets: unknown): (text: string) => string {
+  const values = Object.values(typeof secrets === "object" && secrets !== null ? secrets : {})
+    .filter((value): value is string => typeof value === "string" && value.length >= 4)
+    .flatMap((value) => [
+      value,
+      encodeURIComponent(value),
+      new URLSearchParams({ v: value }).toString().slice(2),
+    ])
+    .sort((a, b) => b.length - a.length);
+  return (text) => values.reduce((out, value) => out.split(value).join("[redacted]"), text);
 }
 
 function verdictOf(result: LookupResult): string {

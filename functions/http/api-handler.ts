@@ -1,10 +1,12 @@
 /**
  * Builds a route's Lambda handler from its contract: the Middy chain every endpoint shares.
  *
- *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6); adds
- *               X-Request-Id and, for a valid key, the X-RateLimit-* headers, on every response
+ *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6), or Format A
+ *               under `/manage/`; adds X-Request-Id and, for a caller with a bucket, the
+ *               X-RateLimit-* headers, on every response
  *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
- *               with `auth: "optionalApiKey"` a request without a valid key goes on, anonymous
+ *               with `auth: "optionalApiKey"` a request without a valid key goes on, anonymous;
+ *               with `auth: "manage"` the management authorizer's verdict, and the route's role
  *   json body – the body as JSON, nesting limited before anything recurses (http/json-body.ts);
  *               its failures are Pydantic-style 422 items
  *   validation  – body, query and path parameters against the contract's zod schemas; all failing
@@ -22,24 +24,33 @@ import {
   AppError,
   type AppError as AppErrorType,
   serviceUnavailable,
+  toFormatA,
   toFormatB,
   type ValidationItem,
   validationError,
 } from "#functions/errors";
 import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
 import { parseJsonBody } from "#functions/http/json-body";
+import {
+  type ManagePrincipal,
+  type ManageRole,
+  type ManageVerdict,
+  readManageContext,
+} from "#functions/http/manage-context";
 import { coerceParameters } from "#functions/http/parameters";
 import { toValidationItems } from "#functions/http/validation";
 import { annotateRequest, describeError, log, withRequestScope } from "#functions/log";
+import type { ManageAccess } from "#lib/routes";
 
 export type Schema = z.ZodMiniType;
 
 /**
  * `apiKey`: a valid key is required. `optionalApiKey`: a valid key is held to its organization and
  * its bucket like anywhere (403, 429, rate headers), but a request without one is served too (the
- * route-miss answers). `none`: no authorizer runs.
+ * route-miss answers). `manage`: the management authorizer's verdict, checked against `access`.
+ * `none`: no authorizer runs.
  */
-export type RouteAuth = "apiKey" | "optionalApiKey" | "none";
+export type RouteAuth = "apiKey" | "optionalApiKey" | "manage" | "none";
 
 export interface RouteContract<
   Auth extends RouteAuth = RouteAuth,
@@ -58,7 +69,11 @@ export interface RouteContract<
   body?: Body;
   query?: Query;
   path?: Path;
-  /** Schema of the 200 response. */
+  /** `auth: "manage"`: who may call it; the same as the route table's (a unit test compares them). */
+  access?: ManageAccess;
+  /** Status of a success (default 200); 204 answers without a body. */
+  status?: 200 | 201 | 202 | 204;
+  /** Schema of the success response. */
   response: Response;
   /** Error statuses this route can answer, for the OpenAPI document. */
   errors: readonly number[];
@@ -70,6 +85,19 @@ export interface Caller {
   rateLimit: number;
 }
 
+/** A management caller: a person or a manage key, and the role it acts with. */
+export interface ManageCaller {
+  principal: ManagePrincipal;
+  /** The organization acted on (organization routes, and always for keys). */
+  organizationId?: string;
+  role?: ManageRole;
+  /** An operator acting on an organization they are no member of. */
+  actingOperator: boolean;
+}
+
+/** On `viewer` and `admin` routes the organization is always known. */
+export type OrganizationCaller = ManageCaller & { organizationId: string; role: ManageRole };
+
 type Parsed<S extends Schema | undefined> = S extends Schema ? z.output<S> : undefined;
 
 export interface ApiRequest<C extends RouteContract> {
@@ -77,7 +105,11 @@ export interface ApiRequest<C extends RouteContract> {
     ? Caller
     : C["auth"] extends "optionalApiKey"
       ? Caller | undefined
-      : undefined;
+      : C["auth"] extends "manage"
+        ? C["access"] extends "viewer" | "admin"
+          ? OrganizationCaller
+          : ManageCaller
+        : undefined;
   body: Parsed<C["body"]>;
   query: Parsed<C["query"]>;
   path: Parsed<C["path"]>;
@@ -95,7 +127,8 @@ export interface ApiRequest<C extends RouteContract> {
 
 export interface ApiResult<C extends RouteContract> {
   status?: number;
-  body: z.input<C["response"]>;
+  /** Omitted (undefined) when the contract's status is 204. */
+  body: C["status"] extends 204 ? undefined : z.input<C["response"]>;
   headers?: Record<string, string>;
 }
 
@@ -109,7 +142,9 @@ export type LambdaHandler = (event: ApiEvent, context: Context) => Promise<ApiRe
 /** Per-request state shared by the middlewares of one chain. */
 export interface RouteState {
   verdict: AuthorizerContext | undefined;
-  caller: Caller | undefined;
+  /** Management routes: the management authorizer's verdict. */
+  manageVerdict: ManageVerdict | undefined;
+  caller: Caller | ManageCaller | undefined;
   input: { body: unknown; query: unknown; path: unknown };
   /** Set when this request claimed its Idempotency-Key. */
   idempotency?: {
@@ -155,7 +190,13 @@ export function apiHandler<C extends RouteContract>(
     },
   })
     .use(responseMiddleware(contract))
-    .use(contract.auth === "none" ? noopMiddleware : authMiddleware(contract.auth === "optionalApiKey"));
+    .use(
+      contract.auth === "none"
+        ? noopMiddleware
+        : contract.auth === "manage"
+          ? manageAuthMiddleware(contract.access)
+          : authMiddleware(contract.auth === "optionalApiKey"),
+    );
   if (contract.body) chain.use(jsonBodyMiddleware());
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
@@ -180,18 +221,17 @@ export function apiHandler<C extends RouteContract>(
           }
         : undefined,
     });
-    return lambdaResult(result);
+    return lambdaResult(result, contract.status);
   });
 
   return (event, context) => withRequestScope(event.requestContext.requestId, () => handler(event, context));
 }
 
-function lambdaResult(result: ApiResult<RouteContract>): ApiResponse & { body: string } {
-  return {
-    statusCode: result.status ?? 200,
-    headers: result.headers ?? {},
-    body: JSON.stringify(result.body),
-  };
+/** A handler's result as Lambda answers it; a 204 has no body. */
+function lambdaResult(result: ApiResult<RouteContract>, defaultStatus = 200): ApiResponse & { body: string } {
+  const statusCode = result.status ?? defaultStatus;
+  if (statusCode === 204) return { statusCode, headers: result.headers ?? {}, body: "" };
+  return { statusCode, headers: result.headers ?? {}, body: JSON.stringify(result.body) };
 }
 
 // Middy hands middlewares the request object but the handler only the event; this map bridges them.
@@ -217,12 +257,15 @@ function responseMiddleware(
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   const started = new WeakMap<ApiEvent, number>();
   const finish = (request: RouteRequest, response: ApiResponse): ApiResponse => {
+    const state = stateOf(request);
     const headers: Record<string, string> = {
-      "content-type": "application/json",
+      ...(response.statusCode === 204 ? {} : { "content-type": "application/json" }),
       "cache-control": "no-store",
       ...response.headers,
       "x-request-id": request.event.requestContext.requestId,
-      ...rateLimitHeaders(stateOf(request).verdict),
+      ...(state.manageVerdict
+        ? manageRateLimitHeaders(state.manageVerdict)
+        : rateLimitHeaders(state.verdict)),
     };
     log.info("request completed", {
       route: contract.operationId,
@@ -234,8 +277,10 @@ function responseMiddleware(
   return {
     before: (request) => {
       started.set(request.event, Date.now());
+      const context = authorizerLambdaContext(request.event);
       request.internal.state = {
-        verdict: readAuthorizerContext(authorizerLambdaContext(request.event)),
+        verdict: contract.auth === "manage" ? undefined : readAuthorizerContext(context),
+        manageVerdict: contract.auth === "manage" ? readManageContext(context) : undefined,
         caller: undefined,
         input: { body: undefined, query: undefined, path: undefined },
       };
@@ -251,7 +296,7 @@ function responseMiddleware(
       } else if (error.code === "service_unavailable") {
         log.warn("dependency unavailable", { route: contract.operationId, ...describeError(error.cause) });
       }
-      const formatted = toFormatB(error);
+      const formatted = usesFormatA(contract, request.event) ? toFormatA(error) : toFormatB(error);
       // Returning a value ends Middy's onError chain with this response.
       return finish(request, {
         statusCode: formatted.status,
@@ -260,6 +305,11 @@ function responseMiddleware(
       });
     },
   };
+}
+
+/** The management API (and anything under its prefix, unknown paths included) answers in Format A. */
+function usesFormatA(contract: RouteContract, event: ApiEvent): boolean {
+  return contract.auth === "manage" || event.rawPath === "/manage" || event.rawPath.startsWith("/manage/");
 }
 
 function authorizerLambdaContext(event: ApiEvent): unknown {
@@ -280,6 +330,25 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string
     "x-ratelimit-limit": String(verdict.limit),
     "x-ratelimit-remaining": String(verdict.remaining),
     "x-ratelimit-reset": String(verdict.resetAt),
+  };
+  if (verdict.outcome === "rate_limited") headers["retry-after"] = String(verdict.retryAfter);
+  return headers;
+}
+
+/** The same headers for a management caller with a bucket (also on its 403s after a token was taken). */
+function manageRateLimitHeaders(verdict: ManageVerdict): Record<string, string> {
+  const rate =
+    verdict.outcome === "allowed" ||
+    verdict.outcome === "rate_limited" ||
+    verdict.outcome === "subscription_inactive" ||
+    verdict.outcome === "forbidden"
+      ? verdict.rate
+      : undefined;
+  if (!rate) return {};
+  const headers: Record<string, string> = {
+    "x-ratelimit-limit": String(rate.limit),
+    "x-ratelimit-remaining": String(rate.remaining),
+    "x-ratelimit-reset": String(rate.resetAt),
   };
   if (verdict.outcome === "rate_limited") headers["retry-after"] = String(verdict.retryAfter);
   return headers;
@@ -310,6 +379,95 @@ function authMiddleware(
       };
     },
   };
+}
+
+const ROLE_RANK: Record<ManageRole, number> = { viewer: 1, admin: 2, operator: 3 };
+
+/**
+ * Management routes: the verdict of the management authorizer becomes Format A 401 / 403 / 404 /
+ * 422 / 429, and the route's required role is checked once more here (the authorizer picked the
+ * bucket by the same rule; this keeps a route safe even if the two ever disagreed).
+ */
+function manageAuthMiddleware(access: ManageAccess | undefined): RouteMiddleware {
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const verdict = state.manageVerdict;
+      const unauthenticated = () =>
+        new AppError("unauthenticated", { headers: { "www-authenticate": "Bearer" } });
+      if (!verdict || !access) throw unauthenticated();
+      switch (verdict.outcome) {
+        case "unauthenticated":
+          throw unauthenticated();
+        case "forbidden":
+          throw new AppError("forbidden", { detail: verdict.message });
+        case "subscription_inactive":
+          throw new AppError("subscription_inactive");
+        case "organization_not_found":
+          throw new AppError("organization_not_found");
+        case "organization_required":
+          throw new AppError("invalid_argument", {
+            detail: [
+              {
+                type: "missing",
+                loc: ["header", "X-Organization-Id"],
+                msg:
+                  verdict.memberships === 0
+                    ? "You are a member of no organization yet"
+                    : `You are a member of ${verdict.memberships} organizations: name the one to act on`,
+                input: null,
+              },
+            ],
+          });
+        case "unavailable":
+          throw serviceUnavailable();
+        case "error":
+          throw new Error("management authorizer reported an internal error");
+        case "rate_limited":
+          annotateRequest(principalLog(verdict.principal));
+          throw new AppError("rate_limited", {
+            detail: {
+              error: "Rate limit exceeded",
+              message: `Too many requests: ${verdict.rate.limit} management requests per minute are allowed. Retry in ${verdict.retryAfter} seconds.`,
+              limit: verdict.rate.limit,
+              remaining: 0,
+              reset: new Date(verdict.rate.resetAt * 1000).toISOString().replace(".000Z", "Z"),
+              retry_after: verdict.retryAfter,
+            },
+          });
+        case "allowed": {
+          annotateRequest({
+            ...principalLog(verdict.principal),
+            ...(verdict.organizationId ? { organizationId: verdict.organizationId } : {}),
+          });
+          const rank = verdict.role ? ROLE_RANK[verdict.role] : 0;
+          const allowed =
+            access === "signedIn" ||
+            (access === "operator" && verdict.role === "operator") ||
+            (access === "viewer" && verdict.organizationId !== undefined && rank >= ROLE_RANK.viewer) ||
+            (access === "admin" && verdict.organizationId !== undefined && rank >= ROLE_RANK.admin);
+          if (!allowed) {
+            throw new AppError("forbidden", {
+              detail:
+                access === "operator"
+                  ? "Only platform operators may do this"
+                  : "Your role in this organization does not allow this: it needs an admin",
+            });
+          }
+          state.caller = {
+            principal: verdict.principal,
+            ...(verdict.organizationId ? { organizationId: verdict.organizationId } : {}),
+            ...(verdict.role ? { role: verdict.role } : {}),
+            actingOperator: verdict.actingOperator === true,
+          };
+        }
+      }
+    },
+  };
+}
+
+function principalLog(principal: ManagePrincipal): Record<string, string> {
+  return principal.kind === "user" ? { userId: principal.userId } : { keyId: principal.keyId };
 }
 
 function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_limited" }>): AppErrorType {

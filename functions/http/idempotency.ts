@@ -44,7 +44,8 @@ export function idempotencyMiddleware(
     before: async (request) => {
       const state = request.internal.state;
       const idempotencyKey = request.event.headers?.[HEADER];
-      if (idempotencyKey === undefined || !state.caller) return;
+      // Only the public API's key callers (the routes that use this middleware) have a key id.
+      if (idempotencyKey === undefined || !state.caller || !("keyId" in state.caller)) return;
       checkHeader(idempotencyKey);
       const scope: IdempotencyScope = { keyId: state.caller.keyId, idempotencyKey };
       const fingerprint = requestFingerprint(route, request.event.rawPath, request.event.body);

@@ -6,11 +6,14 @@
  */
 import type { $ZodType, $ZodTypes } from "zod/v4/core";
 
-type Expected = "integer" | "number" | "text";
+type Expected = "integer" | "number" | "boolean" | "text";
 
 const INTEGER_FORMATS = new Set(["safeint", "int32", "uint32"]);
 const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
 const NUMBER_TEXT = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+/** The words Pydantic reads as booleans (any case). */
+const TRUE_TEXT = new Set(["1", "on", "t", "true", "y", "yes"]);
+const FALSE_TEXT = new Set(["0", "off", "f", "false", "n", "no"]);
 
 function formatOf(definition: object): unknown {
   return "format" in definition ? definition.format : undefined;
@@ -34,6 +37,8 @@ function expectedOf(schema: $ZodType): Expected {
       const formats = [formatOf(def), ...(def.checks ?? []).map((check) => formatOf(check._zod.def))];
       return formats.some((format) => INTEGER_FORMATS.has(String(format))) ? "integer" : "number";
     }
+    case "boolean":
+      return "boolean";
     default:
       return "text";
   }
@@ -59,6 +64,12 @@ export function coerceParameters(schema: $ZodType, values: Record<string, string
   for (const [name, value] of Object.entries(values)) {
     const expected = known.get(name);
     if (value === undefined || expected === undefined || expected === "text") continue;
+    if (expected === "boolean") {
+      const word = value.trim().toLowerCase();
+      if (TRUE_TEXT.has(word)) out[name] = true;
+      else if (FALSE_TEXT.has(word)) out[name] = false;
+      continue;
+    }
     if (INTEGER_TEXT.test(value) || (expected === "number" && NUMBER_TEXT.test(value))) {
       out[name] = Number(value);
     }

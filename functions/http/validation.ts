@@ -46,6 +46,10 @@ function toItem(location: Location, issue: $ZodIssue, source: unknown): Validati
       if (typeof input === "string" && (issue.expected === "number" || issue.expected === "int")) {
         return item("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
       }
+      // Query and path text that is no boolean word (body JSON keeps Pydantic's strict bool_type).
+      if (typeof input === "string" && issue.expected === "boolean" && location !== "body") {
+        return item("bool_parsing", "Input should be a valid boolean, unable to interpret input");
+      }
       return invalidTypeItem(issue.expected, path.length === 0, item);
     }
     case "invalid_format":

@@ -4,9 +4,10 @@
  * typed record here, every write builds its item here.
  *
  * Tenant isolation is structural: every key of an organization's data (chatbots, conversations,
- * messages) starts with `ORG#{organizationId}#`, so a read built for one organization cannot
+ * messages, usage) starts with `ORG#{organizationId}#`, so a read built for one organization cannot
  * address another's items. Contacts and API keys are the two global look-ups, and both carry the
- * organization id that the caller checks.
+ * organization id that the caller checks. People (`USER#{userId}`) are global too: a person's
+ * memberships name the organizations they may act on.
  */
 import { tableSchema } from "#lib/table-schema";
 
@@ -57,6 +58,30 @@ export const keys = {
     PK: `IDEM#${keyId}#${idempotencyKeyHash}`,
     SK: "IDEM",
   }),
+  /** A person who signs in (`userId` = the Cognito user's `sub`); holds the bucket of calls made outside any organization. */
+  person: (userId: string): Key => ({ PK: `USER#${userId}`, SK: "PROFILE" }),
+  /** A person's role in one organization, with their management bucket for it. */
+  membership: (userId: string, organizationId: string): Key => ({
+    PK: `USER#${userId}`,
+    SK: `MEMBER#${organizationId}`,
+  }),
+  /** The explicit grant that makes a person a platform operator, with the operator's bucket. */
+  operatorGrant: (userId: string): Key => ({ PK: `USER#${userId}`, SK: "OPERATOR" }),
+  /** Usage counters of one chatbot on one day (UTC `YYYY-MM-DD`). */
+  usage: (organizationId: string, day: string, chatbotId: string): Key => ({
+    PK: `ORG#${organizationId}#USAGE`,
+    SK: `DAY#${day}#BOT#${chatbotId}`,
+  }),
+  /** Lists a contact's conversations; written with the conversation. */
+  contactConversation: (organizationId: string, contactId: string, conversationId: string): Key => ({
+    PK: `ORG#${organizationId}#CONTACT#${contactId}`,
+    SK: `CONV#${conversationId}`,
+  }),
+  /** Lists the conversations of one external id (hashed: the id is the caller's free text). */
+  externalConversation: (organizationId: string, externalIdHash: string, conversationId: string): Key => ({
+    PK: `ORG#${organizationId}#EXT#${externalIdHash}`,
+    SK: `CONV#${conversationId}`,
+  }),
   /** An organization's webhook endpoints share one partition: the fan-out reads them with one Query. */
   webhookEndpoint: (organizationId: string, endpointId: string): Key => ({
     PK: `ORG#${organizationId}#WEBHOOKS`,
@@ -77,6 +102,15 @@ export const prefixes = {
   messages: "MSG#",
   knowledge: "KNOW#",
   tools: "TOOL#",
+  person: (userId: string) => `USER#${userId}`,
+  memberships: "MEMBER#",
+  usagePartition: (organizationId: string) => `ORG#${organizationId}#USAGE`,
+  usageDay: (day: string) => `DAY#${day}#`,
+  contactConversations: (organizationId: string, contactId: string) =>
+    `ORG#${organizationId}#CONTACT#${contactId}`,
+  externalConversations: (organizationId: string, externalIdHash: string) =>
+    `ORG#${organizationId}#EXT#${externalIdHash}`,
+  conversationLinks: "CONV#",
   webhooksPartition: (organizationId: string) => `ORG#${organizationId}#WEBHOOKS`,
   webhookEndpoints: "WHEP#",
   deliveriesPartition: (organizationId: string, endpointId: string) =>
@@ -95,7 +129,10 @@ export function conversationPartitionIds(
   return match?.[1] && match[2] ? { organizationId: match[1], conversationId: match[2] } : undefined;
 }
 
-/** GSI1: an organization's API keys and chatbots, and the list of organizations. */
+/**
+ * GSI1: an organization's API keys, chatbots and members, the list of organizations, and a
+ * chatbot's conversations by status and recent activity.
+ */
 export const gsi1 = {
   name: tableSchema.globalSecondaryIndexes[0].indexName,
   organizationsPartition: "ORGS",
@@ -105,7 +142,47 @@ export const gsi1 = {
   apiKeysPrefix: "APIKEY#",
   chatbotSortKey: (chatbotId: string) => `BOT#${chatbotId}`,
   chatbotsPrefix: "BOT#",
+  memberSortKey: (userId: string) => `MEMBER#${userId}`,
+  membersPrefix: "MEMBER#",
+  chatbotConversationsPartition: (organizationId: string, chatbotId: string) =>
+    `ORG#${organizationId}#BOT#${chatbotId}#CONVS`,
 } as const;
+
+/** GSI2: an organization's conversations by status and recent activity. */
+export const gsi2 = {
+  name: tableSchema.globalSecondaryIndexes[1].indexName,
+  conversationsPartition: (organizationId: string) => `ORG#${organizationId}#CONVS`,
+} as const;
+
+/**
+ * The sort key of a conversation in both listing indexes: status first (a listing of one status
+ * reads one key range; "any status" merges one range per status), then the last activity, newest
+ * last in key order (listings read backwards), then the id for ties.
+ */
+export function conversationActivityKey(
+  status: string,
+  lastActivityAt: string,
+  conversationId: string,
+): string {
+  return `${status}#${lastActivityAt}#${conversationId}`;
+}
+
+/** The listing-index attributes of a conversation item: set at creation and whenever status or activity changes. */
+export function conversationIndexKeys(record: {
+  organizationId: string;
+  chatbotId: string;
+  conversationId: string;
+  status: string;
+  lastActivityAt: string;
+}): Item {
+  const sortKey = conversationActivityKey(record.status, record.lastActivityAt, record.conversationId);
+  return {
+    GSI1PK: gsi1.chatbotConversationsPartition(record.organizationId, record.chatbotId),
+    GSI1SK: sortKey,
+    GSI2PK: gsi2.conversationsPartition(record.organizationId),
+    GSI2SK: sortKey,
+  };
+}
 
 /** `0000000042#01`: turn number then the message's place in the turn (00 = the visitor's). */
 export function messageSortKey(turn: number, index: number): string {
@@ -125,7 +202,15 @@ export interface OrganizationRecord {
   /** Bumped on every change; API keys copy the fields they need and are re-synced in the same transaction. */
   version: number;
   createdAt: string;
+  /**
+   * Members with the role admin, kept in the same transaction as every membership change so the
+   * last admin can never be removed or demoted, however requests interleave. Absent: none yet.
+   */
+  adminCount?: number;
 }
+
+/** What an API key may be used for: `chat` the public API only, `manage` also `/manage/*` (as an admin). */
+export type ApiKeyScope = "chat" | "manage";
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -142,6 +227,70 @@ export interface ApiKeyRecord {
   rateLimit: number;
   /** Token bucket: theoretical arrival time in epoch ms (see domain/token-bucket.ts). */
   bucketTat?: number;
+  /** Absent on keys made before scopes existed: those are `chat` keys. */
+  scope?: ApiKeyScope;
+  /** When the key last had a request admitted; set by the authorizer's own write, no extra call. */
+  lastUsedAt?: string;
+}
+
+export type Role = "admin" | "viewer";
+
+/** A person who signs in to the console (a Cognito user; `userId` is its `sub`). */
+export interface PersonRecord {
+  userId: string;
+  email?: string;
+  displayName?: string;
+  createdAt: string;
+  /** Bucket of the calls this person makes outside any organization (`GET /manage/me`). */
+  bucketTat?: number;
+}
+
+/** A person's role in an organization. */
+export interface MembershipRecord {
+  userId: string;
+  organizationId: string;
+  role: Role;
+  /** Copies, so listing members needs no directory look-up. */
+  email: string;
+  displayName?: string;
+  createdAt: string;
+  /** Who invited them: a user id or `key:{keyId}` (absent when an operator's tool added them). */
+  invitedBy?: string;
+  /** This person's management bucket for this organization. */
+  bucketTat?: number;
+}
+
+/** A platform operator's grant: manages organizations, subscriptions and rate limits. */
+export interface OperatorGrantRecord {
+  userId: string;
+  email?: string;
+  grantedAt: string;
+  bucketTat?: number;
+}
+
+/** One chatbot's counters for one UTC day (every counter absent until first counted). */
+export interface UsageRecord {
+  organizationId: string;
+  chatbotId: string;
+  day: string;
+  visitorMessages?: number;
+  replies?: number;
+  fallbacks?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  lookupFound?: number;
+  lookupNotFound?: number;
+  lookupAuthFailed?: number;
+  lookupRateLimited?: number;
+  lookupTimeout?: number;
+  lookupUnavailable?: number;
+}
+
+/** A conversation as seen from a contact's or an external id's list of conversations. */
+export interface ConversationLinkRecord {
+  conversationId: string;
+  organizationId: string;
+  createdAt: string;
 }
 
 export type EngineConfig =
@@ -194,6 +343,8 @@ export interface ConversationRecord {
   /** Number of turns started; allocates each turn's message sort keys. */
   turns: number;
   createdAt: string;
+  /** The last message or status change; orders listings (absent only on conversations made before listings existed). */
+  lastActivityAt?: string;
   /** Signs history cursors so one conversation's cursor is refused by another (domain/messages.ts). */
   cursorSecret?: string;
   /** Variables the visitor gave, kept for look-up tools across turns (see tools/). */
@@ -354,9 +505,17 @@ const entity = {
   idempotencyRecord: "IdempotencyRecord",
   tool: "Tool",
   toolCache: "ToolCache",
+  person: "Person",
+  membership: "Membership",
+  operatorGrant: "OperatorGrant",
+  usage: "Usage",
+  conversationLink: "ConversationLink",
   webhookEndpoint: "WebhookEndpoint",
   webhookDelivery: "WebhookDelivery",
 } as const;
+
+/** Usage records are kept this long (reports cover at least the last 90 days). */
+export const USAGE_RETENTION_DAYS = 400;
 
 export const items = {
   organization(record: OrganizationRecord): Item {
@@ -396,9 +555,39 @@ export const items = {
   conversation(record: ConversationRecord): Item {
     return {
       ...keys.conversation(record.organizationId, record.conversationId),
+      ...conversationIndexKeys({ ...record, lastActivityAt: record.lastActivityAt ?? record.createdAt }),
       entity: entity.conversation,
       ...record,
     };
+  },
+  contactConversation(contactId: string, record: ConversationLinkRecord): Item {
+    return {
+      ...keys.contactConversation(record.organizationId, contactId, record.conversationId),
+      entity: entity.conversationLink,
+      ...record,
+    };
+  },
+  externalConversation(externalIdHash: string, record: ConversationLinkRecord): Item {
+    return {
+      ...keys.externalConversation(record.organizationId, externalIdHash, record.conversationId),
+      entity: entity.conversationLink,
+      ...record,
+    };
+  },
+  person(record: PersonRecord): Item {
+    return { ...keys.person(record.userId), entity: entity.person, ...record };
+  },
+  membership(record: MembershipRecord): Item {
+    return {
+      ...keys.membership(record.userId, record.organizationId),
+      GSI1PK: gsi1.organizationPartition(record.organizationId),
+      GSI1SK: gsi1.memberSortKey(record.userId),
+      entity: entity.membership,
+      ...record,
+    };
+  },
+  operatorGrant(record: OperatorGrantRecord): Item {
+    return { ...keys.operatorGrant(record.userId), entity: entity.operatorGrant, ...record };
   },
   message(organizationId: string, record: MessageRecord): Item {
     return {
@@ -441,7 +630,17 @@ export const items = {
 
 /** Strips the key and bookkeeping attributes, leaving the record's own fields. */
 function recordFields(item: Item): Item {
-  const { PK: _pk, SK: _sk, GSI1PK: _g1pk, GSI1SK: _g1sk, entity: _entity, ttl: _ttl, ...fields } = item;
+  const {
+    PK: _pk,
+    SK: _sk,
+    GSI1PK: _g1pk,
+    GSI1SK: _g1sk,
+    GSI2PK: _g2pk,
+    GSI2SK: _g2sk,
+    entity: _entity,
+    ttl: _ttl,
+    ...fields
+  } = item;
   return fields;
 }
 
@@ -455,6 +654,11 @@ export const records = {
   message: (item: Item) => recordFields(item) as unknown as MessageRecord,
   tool: (item: Item) => recordFields(item) as unknown as ToolRecord,
   toolCache: (item: Item) => recordFields(item) as unknown as ToolCacheRecord,
+  person: (item: Item) => recordFields(item) as unknown as PersonRecord,
+  membership: (item: Item) => recordFields(item) as unknown as MembershipRecord,
+  operatorGrant: (item: Item) => recordFields(item) as unknown as OperatorGrantRecord,
+  usage: (item: Item) => recordFields(item) as unknown as UsageRecord,
+  conversationLink: (item: Item) => recordFields(item) as unknown as ConversationLinkRecord,
   webhookEndpoint: (item: Item) => recordFields(item) as unknown as WebhookEndpointRecord,
   webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
 } as const;

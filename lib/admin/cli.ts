@@ -13,9 +13,15 @@ import { createDb } from "#functions/store/dynamodb";
 import { chatbotCommands } from "./chatbots.ts";
 import type { AdminContext, Command } from "./command.ts";
 import { organizationCommands } from "./organizations.ts";
+import { peopleCommands } from "./people.ts";
 import { toolCommands } from "./tools.ts";
 
-export const commands: Command[] = [...organizationCommands, ...chatbotCommands, ...toolCommands];
+export const commands: Command[] = [
+  ...organizationCommands,
+  ...chatbotCommands,
+  ...toolCommands,
+  ...peopleCommands,
+];
 
 const globalOptions = {
   json: { type: "boolean" },
@@ -141,6 +147,7 @@ function adminContext(values: Record<string, string | boolean | undefined>, io: 
     tableName: string;
     dynamoDbEndpoint: string;
     environment?: Record<string, string>;
+    cognito?: { endpoint: string; userPoolId: string };
   };
   const client = new DynamoDBClient({
     endpoint: local.dynamoDbEndpoint,
@@ -151,7 +158,16 @@ function adminContext(values: Record<string, string | boolean | undefined>, io: 
     db: createDb(local.tableName, client),
     clock: systemClock,
     target: `local table ${local.tableName}`,
-    environment: { ...local.environment, ...io.env },
+    environment: {
+      ...local.environment,
+      ...(local.cognito
+        ? {
+            COGNITO_USER_POOL_ID: local.cognito.userPoolId,
+            AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER: local.cognito.endpoint,
+          }
+        : {}),
+      ...io.env,
+    },
   };
 }
 

@@ -82,17 +82,28 @@ export const organizationCommands: Command[] = [
     group: "keys",
     name: "create",
     summary: "Create an API key. The key is shown once: store it now.",
-    options: { org: { type: "string" }, name: { type: "string" }, "expires-in-days": { type: "string" } },
+    options: {
+      org: { type: "string" },
+      name: { type: "string" },
+      scope: { type: "string" },
+      "expires-in-days": { type: "string" },
+    },
     help: {
       org: "Organization id (required)",
       name: "A label for the key",
+      scope: "chat (default: the public API only) | manage (also the management API, as an admin)",
       "expires-in-days": "Refuse the key after this many days",
     },
     run: async (ctx, input) => {
       const days = numberOption(input, "expires-in-days");
+      const scope = optional(input, "scope") ?? "chat";
+      if (scope !== "chat" && scope !== "manage") {
+        throw new AppError("invalid_argument", { detail: "--scope must be chat or manage" });
+      }
       const created = await createApiKey(ctx, {
         organizationId: required(input, "org"),
         name: optional(input, "name") ?? "default",
+        scope,
         ...(days === undefined ? {} : { expiresAt: Math.floor(ctx.clock() / 1000 + days * 86_400) }),
       });
       return { apiKey: created.apiKey, ...publicKey(created.record) };
@@ -127,15 +138,25 @@ export const organizationCommands: Command[] = [
 function publicKey(
   record: Pick<
     ApiKeyRecord,
-    "keyId" | "organizationId" | "name" | "displayPrefix" | "createdAt" | "revokedAt" | "expiresAt"
+    | "keyId"
+    | "organizationId"
+    | "name"
+    | "displayPrefix"
+    | "createdAt"
+    | "revokedAt"
+    | "expiresAt"
+    | "scope"
+    | "lastUsedAt"
   >,
 ) {
   return {
     keyId: record.keyId,
     organizationId: record.organizationId,
     name: record.name,
+    scope: record.scope ?? "chat",
     prefix: record.displayPrefix,
     createdAt: record.createdAt,
+    lastUsedAt: record.lastUsedAt ?? null,
     revokedAt: record.revokedAt ?? null,
     expiresAt: record.expiresAt === undefined ? null : new Date(record.expiresAt * 1000).toISOString(),
   };

@@ -1,23 +1,132 @@
 /**
  * Demo data for `npm start`: one organization, one API key, one chatbot with a few knowledge
  * entries and an order look-up tool on the sample shop (the WooCommerce fake the local runtime
- * starts: order 1001 of jan.jansen@example.nl). Seeded once; later runs reuse it (the key is kept
- * in .local/demo.json, which only exists on the developer's machine, because a key is otherwise
- * shown once).
+ * starts: order 1001 of jan.jansen@example.nl), and three people who sign in to the console: a
+ * platform operator, an admin and a viewer of the demo organization. Seeded once; later runs reuse
+ * it (the key and the passwords are kept in .local/demo.json, which only exists on the developer's
+ * machine, because a key is otherwise shown once).
  */
+import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import {
+  AdminCreateUserCommand,
+  AdminSetUserPasswordCommand,
+  type CognitoIdentityProviderClient,
+  UsernameExistsException,
+} from "@aws-sdk/client-cognito-identity-provider";
 import { createApiKey } from "#functions/domain/api-keys";
 import { addKnowledgeEntry, createChatbot } from "#functions/domain/chatbots";
+import type { DomainContext } from "#functions/domain/context";
+import { createCognitoDirectory } from "#functions/domain/directory";
 import { createOrganization, getOrganization } from "#functions/domain/organizations";
+import { grantOperator, inviteMember } from "#functions/domain/people";
 import { addTool, listTools, type ToolsContext } from "#functions/domain/tools";
+import { AppError } from "#functions/errors";
+import type { Role } from "#functions/store/items";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
 
-export interface DemoInfo {
+export interface DemoPeople {
+  /** A platform operator. */
+  operatorEmail: string;
+  operatorPassword: string;
+  /** An admin of the demo organization: the console's everyday user. */
+  consoleEmail: string;
+  consolePassword: string;
+  /** A viewer of the demo organization. */
+  viewerEmail: string;
+  viewerPassword: string;
+}
+
+export interface DemoInfo extends Partial<DemoPeople> {
   baseUrl: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
+  /** Where the console signs in: the local Cognito's endpoint and the console client. */
+  cognito?: { endpoint: string; region: string; userPoolId: string; clientId: string };
+}
+
+export interface DemoCognito {
+  client: CognitoIdentityProviderClient;
+  userPoolId: string;
+  endpoint: string;
+  clientId: string;
+}
+
+/** A password the pool's policy accepts: 20 characters of every class. */
+export function demoPassword(): string {
+  const classes = ["ABCDEFGHJKLMNPQRSTUVWXYZ", "abcdefghijkmnopqrstuvwxyz", "23456789", "!#%+-=?@^_"];
+  const all = classes.join("");
+  const chars = classes.map((chars) => chars.charAt(randomInt(chars.length)));
+  while (chars.length < 20) chars.push(all.charAt(randomInt(all.length)));
+  return chars.join("");
+}
+
+/** A person who can sign in with `password` at once (no first-sign-in challenge): their user id. */
+async function ensureUser(cognito: DemoCognito, email: string, password: string): Promise<string> {
+  try {
+    await cognito.client.send(
+      new AdminCreateUserCommand({
+        UserPoolId: cognito.userPoolId,
+        Username: email,
+        UserAttributes: [
+          { Name: "email", Value: email },
+          { Name: "email_verified", Value: "true" },
+        ],
+        MessageAction: "SUPPRESS",
+        TemporaryPassword: password,
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof UsernameExistsException)) throw error;
+  }
+  await cognito.client.send(
+    new AdminSetUserPasswordCommand({
+      UserPoolId: cognito.userPoolId,
+      Username: email,
+      Password: password,
+      Permanent: true,
+    }),
+  );
+  const found = await createCognitoDirectory(cognito.userPoolId, cognito.client).find(email);
+  if (!found) throw new Error(`the demo user ${email} was not created`);
+  return found.userId;
+}
+
+const ignoreConflict = (error: unknown) => {
+  if (!(error instanceof AppError && error.code === "conflict")) throw error;
+};
+
+/** The operator, admin and viewer of the demo: created if missing, passwords as in the demo file. */
+async function ensureDemoPeople(
+  ctx: DomainContext,
+  cognito: DemoCognito,
+  organizationId: string,
+  known: Partial<DemoPeople>,
+): Promise<DemoPeople> {
+  const people: DemoPeople = {
+    operatorEmail: known.operatorEmail ?? "operator@demo-shop.example",
+    operatorPassword: known.operatorPassword ?? demoPassword(),
+    consoleEmail: known.consoleEmail ?? "admin@demo-shop.example",
+    consolePassword: known.consolePassword ?? demoPassword(),
+    viewerEmail: known.viewerEmail ?? "viewer@demo-shop.example",
+    viewerPassword: known.viewerPassword ?? demoPassword(),
+  };
+  const directory = createCognitoDirectory(cognito.userPoolId, cognito.client);
+  const member = async (email: string, password: string, role: Role) => {
+    const userId = await ensureUser(cognito, email, password);
+    await inviteMember(
+      ctx,
+      { find: directory.find, invite: async () => ({ userId, email, invited: false }) },
+      { organizationId, email, role },
+    ).catch(ignoreConflict);
+  };
+  const operatorId = await ensureUser(cognito, people.operatorEmail, people.operatorPassword);
+  await grantOperator(ctx, { userId: operatorId, email: people.operatorEmail }).catch(ignoreConflict);
+  await member(people.consoleEmail, people.consolePassword, "admin");
+  await member(people.viewerEmail, people.viewerPassword, "viewer");
+  return people;
 }
 
 /** The sample shop's order a visitor can look up in the demo. */
@@ -62,7 +171,12 @@ const knowledge = [
   },
 ];
 
-export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: string): Promise<DemoInfo> {
+export async function ensureDemo(
+  ctx: ToolsContext,
+  cognito: DemoCognito,
+  file: string,
+  baseUrl: string,
+): Promise<DemoInfo & DemoPeople> {
   const existing = readDemo(file);
   if (existing) {
     let found = true;
@@ -73,7 +187,10 @@ export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: strin
       // The table was reset since: seed afresh.
       found = false;
     }
-    if (found) return writeDemo(file, { ...existing, baseUrl });
+    if (found) {
+      const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
+      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito) });
+    }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
   const { apiKey } = await createApiKey(ctx, { organizationId: organization.organizationId, name: "demo" });
@@ -90,13 +207,23 @@ export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: strin
     });
   }
   await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
+  const people = await ensureDemoPeople(ctx, cognito, organization.organizationId, existing ?? {});
   return writeDemo(file, {
     baseUrl,
     apiKey,
     chatbotId: chatbot.chatbotId,
     organizationId: organization.organizationId,
+    ...people,
+    cognito: signInAt(cognito),
   });
 }
+
+const signInAt = (cognito: DemoCognito) => ({
+  endpoint: cognito.endpoint,
+  region: "us-east-1",
+  userPoolId: cognito.userPoolId,
+  clientId: cognito.clientId,
+});
 
 function readDemo(file: string): DemoInfo | undefined {
   if (!existsSync(file)) return undefined;
@@ -107,7 +234,7 @@ function readDemo(file: string): DemoInfo | undefined {
   }
 }
 
-function writeDemo(file: string, info: DemoInfo): DemoInfo {
+function writeDemo<T extends DemoInfo>(file: string, info: T): T {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
   return info;

@@ -53,6 +53,8 @@ export interface EmulatedRoute {
   path: string;
   fn: EmulatedFunction;
   authorized: boolean;
+  /** Which of `authorizers` guards the route (default: `authorizer`). */
+  authorizerName?: string;
 }
 
 export interface EmulatedAuthorizer {
@@ -68,6 +70,8 @@ export interface EmulatorOptions {
   /** The authorizer runs on the `$default` route too. */
   defaultRouteAuthorized?: boolean;
   authorizer?: EmulatedAuthorizer;
+  /** Further authorizers by name, for routes that name one (as an HTTP API holds several). */
+  authorizers?: Readonly<Record<string, EmulatedAuthorizer>>;
   host?: string;
   port?: number;
   /** HTTP API integration timeout (max 30 s). */
@@ -161,8 +165,11 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
       pathParameters: matched?.params,
     });
     const authorized = matched ? matched.route.authorized : options.defaultRouteAuthorized === true;
-    if (authorized && options.authorizer) {
-      const context = await authorize(options.authorizer, event);
+    const named = matched?.route.authorizerName;
+    const guard = named ? options.authorizers?.[named] : options.authorizer;
+    if (named && !guard) throw new Error(`no authorizer named ${named}`);
+    if (authorized && guard) {
+      const context = await authorize(guard, named ?? "", event);
       (event.requestContext as Record<string, unknown>).authorizer = {
         lambda: options.authorizerContext === "strings" ? stringValues(context) : context,
       };
@@ -173,10 +180,11 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
     return interpret(result);
   }
 
-  async function authorize(authorizer: EmulatedAuthorizer, event: Payload): Promise<unknown> {
+  async function authorize(authorizer: EmulatedAuthorizer, name: string, event: Payload): Promise<unknown> {
     const identity = authorizer.identitySource.map((source) => identityValue(source, event));
     if (identity.some((value) => value === undefined || value === "")) throw gateway.unauthorized();
-    const cacheKey = identity.join("\u0000");
+    // The cache is per authorizer.
+    const cacheKey = [name, ...identity].join("\u0000");
     const cacheable = authorizer.resultsCacheTtlSeconds > 0 && identity.length > 0;
     const cached = cacheable ? authorizerCache.get(cacheKey) : undefined;
     if (cached && cached.until > Date.now()) return cached.context;

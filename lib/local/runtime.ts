@@ -1,6 +1,7 @@
 /**
- * The local runtime: DynamoDB Local with the stack's table, every function bundled exactly as for
- * Lambda, and the HTTP API emulator wired from the same route table as the stack. The webhook
+ * The local runtime: DynamoDB Local with the stack's table, cognito-local with the stack's user pool
+ * and console client, every function bundled exactly as for Lambda, and the HTTP API emulator
+ * wired from the same route table as the stack (both authorizers). The webhook
  * pipeline runs on local counterparts built from lib/event-sources.ts, as the stack is: the table's
  * stream read by an emulator of Lambda's DynamoDB Streams event source mapping, a local SQS
  * (fauxqs) with the stack's queues, and an emulator of Lambda's SQS event source mapping.
@@ -27,7 +28,15 @@ import { describeError, log as jsonLog } from "#functions/log";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
-import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
+import {
+  allFunctions,
+  authorizer,
+  authorizerSettings,
+  manageAuthorizer,
+  routeMiss,
+  routes,
+} from "../routes.ts";
+import { type RunningCognito, startCognitoLocal } from "./cognito-local.ts";
 import {
   ensureTable,
   localCredentials,
@@ -61,6 +70,10 @@ export interface LocalRuntimeOptions {
   environment?: Record<string, string>;
   /** Hand the authorizer's context to the functions with its types (default) or as strings. */
   authorizerContext?: AuthorizerContextShape;
+  /** Keep cognito-local's pool and people here between runs; absent: a temporary folder. */
+  cognitoDirectory?: string;
+  /** Where invitations and reset codes land (default: .local/mailbox.jsonl). */
+  mailboxFile?: string;
   /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
   buildDirectory?: string;
   /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
@@ -86,6 +99,8 @@ export interface LocalRuntime {
   toolEnvironment: Record<string, string>;
   /** The sample shop's platforms (fake base URL by platform), when this runtime started them. */
   sampleShop?: Record<string, string>;
+  /** The local Cognito: its endpoint, pool, console client and mailbox. */
+  cognito: RunningCognito;
   /** The webhook settings the functions got (key file, queue, local SQS); the CLI and tests need the same. */
   webhookEnvironment: Record<string, string>;
   stop(): Promise<void>;
@@ -120,6 +135,7 @@ export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key"
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
   let dynamo: RunningDynamoDb | undefined;
+  let cognito: RunningCognito | undefined;
   let emulator: RunningEmulator | undefined;
   let shop: PlatformFakes | undefined;
   let sqs: RunningSqs | undefined;
@@ -158,6 +174,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       credentials: localCredentials,
     });
     const streamArn = await ensureTable(dynamoDb, tableName);
+    cognito = await startCognitoLocal({
+      mailboxFile: options.mailboxFile ?? resolve(localDirectory, "mailbox.jsonl"),
+      ...(options.cognitoDirectory ? { dataDirectory: options.cognitoDirectory } : {}),
+    });
     sqs = await startLocalSqs({
       queues: allQueues,
       namePrefix: tableName,
@@ -189,6 +209,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
           }),
       ...toolEnvironment,
+      // The people directory and the management authorizer reach cognito-local, as Cognito on AWS.
+      AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER: cognito.endpoint,
+      COGNITO_USER_POOL_ID: cognito.userPoolId,
+      COGNITO_CLIENT_ID: cognito.clientId,
+      COGNITO_ISSUER: cognito.issuer,
       ...webhookEnvironment,
       ...options.environment,
     });
@@ -212,7 +237,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         method: route.method,
         path: route.path,
         fn: fn(route.id),
-        authorized: route.auth === "apiKey",
+        authorized: route.auth !== "none",
+        ...(route.auth === "manage" ? { authorizerName: manageAuthorizer.id } : {}),
       })),
       defaultRoute: fn(routeMiss.id),
       defaultRouteAuthorized: routeMiss.auth === "apiKey",
@@ -220,6 +246,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         fn: fn(authorizer.id),
         identitySource: authorizerSettings.identitySource,
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
+      },
+      authorizers: {
+        [manageAuthorizer.id]: {
+          fn: fn(manageAuthorizer.id),
+          identitySource: authorizerSettings.identitySource,
+          resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
+        },
       },
     });
     const streams = new DynamoDBStreamsClient({
@@ -269,7 +302,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         }),
       );
     }
-    const running = { dynamo, emulator, shop, sqs, dynamoDb };
+    const running = { dynamo, cognito, emulator, shop, sqs, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       tableName,
@@ -279,6 +312,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       },
       dynamoDb,
       toolEnvironment,
+      cognito,
       webhookEnvironment,
       ...(shop
         ? {
@@ -297,7 +331,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         await running.emulator.close();
         await running.sqs.stop();
         running.dynamoDb.destroy();
-        await running.dynamo.stop();
+        await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
         await running.shop?.stop();
       },
     };
@@ -306,6 +340,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await emulator?.close();
     await sqs?.stop();
     await dynamo?.stop();
+    await cognito?.stop();
     await shop?.stop();
     throw error;
   }

@@ -16,7 +16,7 @@ import {
   streamSources,
   webhookDelivery,
 } from "#lib/event-sources";
-import { allFunctions, authorizer, routeMiss, routes } from "#lib/routes";
+import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes } from "#lib/routes";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
@@ -42,17 +42,29 @@ describe("the HTTP API", () => {
     );
   });
 
-  it("puts the Lambda authorizer on exactly the apiKey routes and $default", () => {
+  it("puts the API-key authorizer on the apiKey routes and $default, the management one on the manage routes", () => {
+    const authorizerIds = Object.fromEntries(
+      Object.entries(resources)
+        .filter(([, resource]) => resource.Type === "AWS::ApiGatewayV2::Authorizer")
+        .map(([id, resource]) => [id, resource.Properties.Name]),
+    );
     for (const route of ofType("AWS::ApiGatewayV2::Route")) {
       const definition =
         route.Properties.RouteKey === "$default"
           ? routeMiss
           : routes.find((candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey);
-      const expected = definition?.auth === "apiKey" ? "CUSTOM" : "NONE";
-      expect([route.Properties.RouteKey, route.Properties.AuthorizationType]).toEqual([
+      const expected =
+        definition?.auth === "apiKey"
+          ? ["CUSTOM", "ApiKeyAuthorizer"]
+          : definition?.auth === "manage"
+            ? ["CUSTOM", "ManageAuthorizer"]
+            : ["NONE", undefined];
+      const authorizerRef = (route.Properties.AuthorizerId as { Ref?: string } | undefined)?.Ref;
+      expect([
         route.Properties.RouteKey,
-        expected,
-      ]);
+        route.Properties.AuthorizationType,
+        authorizerRef ? authorizerIds[authorizerRef] : undefined,
+      ]).toEqual([route.Properties.RouteKey, ...expected]);
     }
     template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
       RouteKey: "$default",
@@ -60,15 +72,18 @@ describe("the HTTP API", () => {
     });
   });
 
-  it("wires a simple-response, uncached authorizer with no identity source", () => {
-    template.resourceCountIs("AWS::ApiGatewayV2::Authorizer", 1);
-    template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
-      AuthorizerType: "REQUEST",
-      AuthorizerPayloadFormatVersion: "2.0",
-      EnableSimpleResponses: true,
-      AuthorizerResultTtlInSeconds: 0,
-      IdentitySource: Match.absent(),
-    });
+  it("wires both authorizers with simple responses, uncached, with no identity source", () => {
+    template.resourceCountIs("AWS::ApiGatewayV2::Authorizer", 2);
+    for (const name of ["ApiKeyAuthorizer", "ManageAuthorizer"]) {
+      template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
+        Name: name,
+        AuthorizerType: "REQUEST",
+        AuthorizerPayloadFormatVersion: "2.0",
+        EnableSimpleResponses: true,
+        AuthorizerResultTtlInSeconds: 0,
+        IdentitySource: Match.absent(),
+      });
+    }
   });
 
   it("uses payload format 2.0 for every integration and logs access on the $default stage", () => {
@@ -154,6 +169,7 @@ describe("the access log", () => {
           kind: "rate_limited",
           organizationId: "o",
           keyId: "k",
+          scope: "chat",
           rate: { limit: 1, remaining: 0, resetAt: 1 },
           retryAfterSeconds: 1,
         }),
@@ -195,10 +211,13 @@ describe("the functions", () => {
     }
   });
 
-  it("each may use exactly the table actions its route declares, on the table only", () => {
+  it("each may use exactly the table and index actions its route declares, on the table and its indexes only", () => {
     for (const definition of [...allFunctions, ...eventFunctions]) {
       const policy = Object.entries(resources).find(
-        ([id, resource]) => resource.Type === "AWS::IAM::Policy" && id.startsWith(`${definition.id}Role`),
+        ([id, resource]) =>
+          resource.Type === "AWS::IAM::Policy" &&
+          id.startsWith(`${definition.id}Role`) &&
+          id.includes("Default"),
       )?.[1];
       const statements = (
         (policy?.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })?.Statement ?? []
@@ -208,12 +227,69 @@ describe("the functions", () => {
         .filter(
           (statement) => !([statement.Action].flat() as string[]).every((action) => streamRead.has(action)),
         );
-      const actions = statements.flatMap((statement) => [statement.Action].flat() as string[]);
-      expect([definition.id, actions.sort()]).toEqual([definition.id, [...definition.table].sort()]);
-      for (const statement of statements) {
+      const onIndex = (statement: Record<string, unknown>) =>
+        JSON.stringify(statement.Resource).includes("/index/");
+      const actions = statements
+        .filter((statement) => !onIndex(statement))
+        .flatMap((statement) => [statement.Action].flat() as string[]);
+      const indexActions = statements
+        .filter(onIndex)
+        .flatMap((statement) => [statement.Action].flat() as string[]);
+      expect([definition.id, actions.sort(), indexActions]).toEqual([
+        definition.id,
+        [...definition.table].sort(),
+        [...(definition.index ?? [])],
+      ]);
+      for (const statement of statements.filter((statement) => !onIndex(statement))) {
         expect(statement.Resource).toEqual({ "Fn::GetAtt": [expect.stringMatching(/^Table/), "Arn"] });
       }
     }
+  });
+
+  it("lets only the invite functions create or find people, and only in the stage's user pool", () => {
+    const statements = Object.entries(resources)
+      .filter(([, resource]) => resource.Type === "AWS::IAM::Policy")
+      .flatMap(([id, policy]) =>
+        (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement.map(
+          (statement) => [id, statement] as const,
+        ),
+      )
+      .filter(([, statement]) => JSON.stringify(statement.Action).includes("cognito-idp:"));
+    expect(statements.map(([id]) => id.replace(/RoleDefaultPolicy.*$/, "")).sort()).toEqual([
+      "ManageCreateOrganization",
+      "ManageInviteMember",
+    ]);
+    for (const [, statement] of statements) {
+      expect(([statement.Action].flat() as string[]).sort()).toEqual([
+        "cognito-idp:AdminCreateUser",
+        "cognito-idp:AdminGetUser",
+      ]);
+      expect(statement.Resource).toEqual({ "Fn::GetAtt": [expect.stringMatching(/^People/), "Arn"] });
+    }
+  });
+
+  it("gives the management authorizer its table actions and the user pool's issuer and console client", () => {
+    const policy = Object.entries(resources).find(([id]) =>
+      id.startsWith(`${manageAuthorizer.id}RoleDefaultPolicy`),
+    )?.[1];
+    if (!policy) throw new Error("the management authorizer has no policy");
+    const actions = (
+      policy.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }
+    ).Statement.flatMap((statement) => [statement.Action].flat());
+    expect(actions.sort()).toEqual([
+      "dynamodb:GetItem",
+      "dynamodb:Query",
+      "dynamodb:UpdateItem",
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+    ]);
+    const fn = Object.entries(resources).find(
+      ([id, resource]) => resource.Type === "AWS::Lambda::Function" && id.startsWith(manageAuthorizer.id),
+    )?.[1];
+    if (!fn) throw new Error("the management authorizer has no function");
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(JSON.stringify(variables.COGNITO_ISSUER)).toContain("https://cognito-idp.");
+    expect(variables.COGNITO_CLIENT_ID).toEqual({ Ref: expect.stringMatching(/^ConsoleClient/) });
   });
 
   it("grants nothing with a wildcard action, and Bedrock only on the configured model", () => {
@@ -270,10 +346,14 @@ describe("the operators", () => {
           "dynamodb:UpdateItem",
         ],
       ],
-      [expect.stringMatching(/\/index\/GSI1"/), ["dynamodb:Query"]],
+      [expect.stringMatching(/\/index\/GSI1".*\/index\/GSI2"/), ["dynamodb:Query"]],
       [
         expect.stringMatching(/^\{"Fn::GetAtt":\["ToolCredentialsKey[^"]*","Arn"\]\}$/),
         ["kms:Decrypt", "kms:GenerateDataKey"],
+      ],
+      [
+        expect.stringMatching(/^\{"Fn::GetAtt":\["People[^"]*","Arn"\]\}$/),
+        ["cognito-idp:AdminCreateUser", "cognito-idp:AdminGetUser"],
       ],
     ]);
     template.hasOutput("OperatorPolicyArn", {});
@@ -403,7 +483,7 @@ describe("the webhook pipeline", () => {
 });
 
 describe("the table", () => {
-  it("is on demand with PK/SK, a keys-only GSI1, TTL and point-in-time recovery", () => {
+  it("is on demand with PK/SK, keys-only GSI1 and GSI2, TTL and point-in-time recovery", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", {
       BillingMode: "PAY_PER_REQUEST",
       KeySchema: [
@@ -416,6 +496,14 @@ describe("the table", () => {
           KeySchema: [
             { AttributeName: "GSI1PK", KeyType: "HASH" },
             { AttributeName: "GSI1SK", KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "KEYS_ONLY" },
+        }),
+        Match.objectLike({
+          IndexName: "GSI2",
+          KeySchema: [
+            { AttributeName: "GSI2PK", KeyType: "HASH" },
+            { AttributeName: "GSI2SK", KeyType: "RANGE" },
           ],
           Projection: { ProjectionType: "KEYS_ONLY" },
         }),
@@ -437,6 +525,40 @@ describe("the table", () => {
   it("is named in the outputs, with the API URL", () => {
     template.hasOutput("ApiUrl", {});
     template.hasOutput("TableName", {});
+  });
+});
+
+describe("the people", () => {
+  it("sign in to a user pool by e-mail, invited only (no self sign-up) unless the stage turns it on", () => {
+    template.hasResourceProperties("AWS::Cognito::UserPool", {
+      UsernameAttributes: ["email"],
+      AdminCreateUserConfig: Match.objectLike({ AllowAdminCreateUserOnly: true }),
+      Policies: {
+        PasswordPolicy: Match.objectLike({
+          MinimumLength: 12,
+          RequireLowercase: true,
+          RequireUppercase: true,
+          RequireNumbers: true,
+          RequireSymbols: true,
+        }),
+      },
+      AccountRecoverySetting: { RecoveryMechanisms: [{ Name: "verified_email", Priority: 1 }] },
+    });
+    Template.fromStack(buildApp({ ...context, selfSignUp: "true" }).stack).hasResourceProperties(
+      "AWS::Cognito::UserPool",
+      { AdminCreateUserConfig: Match.objectLike({ AllowAdminCreateUserOnly: false }) },
+    );
+  });
+
+  it("use a console client without a secret, signing in with USER_PASSWORD_AUTH and refresh tokens", () => {
+    template.hasResourceProperties("AWS::Cognito::UserPoolClient", {
+      GenerateSecret: false,
+      ExplicitAuthFlows: ["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
+      PreventUserExistenceErrors: "ENABLED",
+    });
+    template.hasOutput("UserPoolId", {});
+    template.hasOutput("ConsoleClientId", {});
+    template.hasOutput("CognitoIssuer", {});
   });
 });
 

@@ -95,7 +95,9 @@ describe.each(protectedRoutes)("security of $name", (route) => {
 
   it("refuses a malformed key", async () => {
     expectInvalidKey(await send("Bearer not-a-key"));
-    expectInvalidKey(await send(`Bearer ${tenant.apiKey.slice(0, -1)}x`));
+    // The last checksum character changed (to another one: a key may end in "x" itself).
+    const other = tenant.apiKey.endsWith("x") ? "y" : "x";
+    expectInvalidKey(await send(`Bearer ${tenant.apiKey.slice(0, -1)}${other}`));
   });
 
   it("refuses a well-formed key nobody issued", async () => {

@@ -26,6 +26,11 @@ writeFileSync(
     tableName: runtime.tableName,
     dynamoDbEndpoint: runtime.dynamoDbEndpoint,
     dynamoDbPid: runtime.dynamoDbPid,
+    cognito: {
+      endpoint: runtime.cognito.endpoint,
+      userPoolId: runtime.cognito.userPoolId,
+      clientId: runtime.cognito.clientId,
+    },
   }),
 );
 

@@ -39,6 +39,8 @@ export interface FaultResponse<T = Record<string, unknown>> {
 
 export interface FaultRuntime {
   baseUrl: string;
+  /** The runtime's cognito-local: sign people in for the management API. */
+  cognito: { endpoint: string; userPoolId: string; clientId: string };
   /** Seeding and reading the table directly. */
   domain: DomainContext;
   /** Stops the table from answering: SIGSTOP on DynamoDB Local, until resumeTable(). */
@@ -100,6 +102,7 @@ export async function startFaultRuntime(options: FaultRuntimeOptions = {}): Prom
       tableName: string;
       dynamoDbEndpoint: string;
       dynamoDbPid: number;
+      cognito: FaultRuntime["cognito"];
     };
     tap.setUpstream(info.dynamoDbEndpoint);
     const client = new DynamoDBClient({
@@ -118,7 +121,7 @@ export async function startFaultRuntime(options: FaultRuntimeOptions = {}): Prom
 }
 
 function runtimeHandle(parts: {
-  info: { baseUrl: string; dynamoDbPid: number };
+  info: { baseUrl: string; dynamoDbPid: number; cognito: FaultRuntime["cognito"] };
   domain: DomainContext;
   tap: DynamoDbTap;
   child: ChildProcess;
@@ -130,6 +133,7 @@ function runtimeHandle(parts: {
   const resumeTable = () => process.kill(info.dynamoDbPid, "SIGCONT");
   return {
     baseUrl: info.baseUrl,
+    cognito: info.cognito,
     domain,
     stallTable,
     resumeTable,

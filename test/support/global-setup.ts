@@ -44,6 +44,17 @@ export interface TestEnvironment {
   platformControlUrl?: string;
   /** The key file the runtime decrypts tool credentials with (seed tools with the same). */
   toolCredentialsKeyFile?: string;
+  /** The user pool people sign in to (cognito-local locally; deployed: from COGNITO_* variables). */
+  cognito?: {
+    endpoint: string;
+    region: string;
+    userPoolId: string;
+    clientId: string;
+    /** Local only: where invitations and reset codes land. */
+    mailboxFile?: string;
+  };
+  /** Local only: the demo organization and its console users, as `npm start` seeds them. */
+  demoFile?: string;
   /** Webhooks: the runtime's signing-secret key file, delivery queue and local SQS, and the test receivers. */
   webhookSecretsKeyFile?: string;
   webhookQueueUrl?: string;
@@ -83,11 +94,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (baseUrl) {
     const tableName = process.env.TABLE_NAME;
     if (!tableName) throw new Error("API_BASE_URL is set: TABLE_NAME must name the stage's table too");
+    const region = process.env.AWS_REGION ?? "us-east-1";
+    const userPoolId = process.env.COGNITO_USER_POOL_ID;
+    const clientId = process.env.COGNITO_CLIENT_ID;
     project.provide("environment", {
       mode: "deployed",
       baseUrl: baseUrl.replace(/\/$/, ""),
       tableName,
-      region: process.env.AWS_REGION ?? "us-east-1",
+      region,
+      ...(userPoolId && clientId
+        ? {
+            cognito: {
+              endpoint: `https://cognito-idp.${region}.amazonaws.com/`,
+              region,
+              userPoolId,
+              clientId,
+            },
+          }
+        : {}),
     });
     return async () => undefined;
   }
@@ -136,7 +160,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const log = openSync(logFile, "a");
     runtime = spawn(
       resolve(root, "node_modules/.bin/tsx"),
-      ["bin/local.ts", "--ephemeral", "--port", "0", "--demo-file", demoFile, "--runtime-file", runtimeFile],
+      [
+        "bin/local.ts",
+        "--ephemeral",
+        "--port",
+        "0",
+        "--demo-file",
+        demoFile,
+        "--runtime-file",
+        runtimeFile,
+        "--mailbox-file",
+        join(work, "mailbox.jsonl"),
+      ],
       {
         cwd: root,
         stdio: ["ignore", log, log],
@@ -172,6 +207,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
       baseUrl: string;
       tableName: string;
       dynamoDbEndpoint: string;
+      cognito: {
+        endpoint: string;
+        region: string;
+        userPoolId: string;
+        clientId: string;
+        mailboxFile: string;
+      };
       environment: Record<string, string>;
     };
     project.provide("environment", {
@@ -186,6 +228,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       modelSecretsDirectory: secrets,
       platformControlUrl: `http://127.0.0.1:${(platformControl.address() as AddressInfo).port}`,
       toolCredentialsKeyFile: toolKeyFile,
+      cognito: info.cognito,
+      demoFile,
       webhookSecretsKeyFile: webhookKeyFile,
       ...(info.environment.WEBHOOK_QUEUE_URL ? { webhookQueueUrl: info.environment.WEBHOOK_QUEUE_URL } : {}),
       ...(info.environment.AWS_ENDPOINT_URL_SQS

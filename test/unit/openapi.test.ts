@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "#lib/openapi";
-import { routes } from "#lib/routes";
+import { manageRoutes, routes } from "#lib/routes";
 
 const committed = JSON.parse(
   readFileSync(resolve(import.meta.dirname, "../../docs/openapi.json"), "utf8"),
@@ -104,6 +104,43 @@ describe("the OpenAPI document", () => {
         schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" },
       });
     }
+  });
+
+  it("describes every management operation with its required role, the organization header and Format A errors", () => {
+    const managementError = { $ref: "#/components/schemas/ManagementError" };
+    for (const route of manageRoutes) {
+      const operation = committed.paths[route.path]?.[route.method.toLowerCase()] as unknown as Record<
+        string,
+        unknown
+      >;
+      expect([route.id, operation["x-required-role"]]).toEqual([route.id, route.access]);
+      const parameters = parametersOf(operation as unknown as Operation);
+      expect([route.id, "X-Organization-Id" in parameters]).toEqual([
+        route.id,
+        route.access === "viewer" || route.access === "admin",
+      ]);
+      const responses = operation.responses as Record<string, { $ref?: string }>;
+      for (const status of ["401", "403", "429", "500"]) {
+        expect([route.id, responses[status]?.$ref]).toEqual([
+          route.id,
+          `#/components/responses/Management${status}`,
+        ]);
+      }
+    }
+    const components = committed.components as unknown as {
+      responses: Record<string, { content: Record<string, { schema: unknown }> }>;
+      schemas: Record<string, { properties: { error: { properties: { code: { enum: string[] } } } } }>;
+    };
+    expect(components.responses.Management422?.content["application/json"]?.schema).toEqual(managementError);
+    expect(components.schemas.ManagementError?.properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining([
+        "unauthenticated",
+        "forbidden",
+        "invalid_argument",
+        "conflict",
+        "rate_limited",
+      ]),
+    );
   });
 
   it("declares every tag its operations use, with a description", () => {

@@ -10,12 +10,14 @@ const allowed = toAuthorizerContext({
   kind: "allowed",
   organizationId: "org-1",
   keyId: "key-1",
+  scope: "chat",
   rate: { limit: 100, remaining: 99, resetAt: 1_795_288_438 },
 });
 const rateLimited = toAuthorizerContext({
   kind: "rate_limited",
   organizationId: "org-1",
   keyId: "key-1",
+  scope: "chat",
   rate: { limit: 100, remaining: 0, resetAt: 1_795_288_440 },
   retryAfterSeconds: 2,
 });

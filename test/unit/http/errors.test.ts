@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AppError, errorCodes, statusOf, toFormatA, toFormatB } from "#functions/errors";
+import { AppError, errorCodes, statusOf, toFormatA, toFormatB, validationError } from "#functions/errors";
 import { readAuthorizerContext, toAuthorizerContext } from "#functions/http/authorizer-context";
 
 describe("error formats", () => {
@@ -26,6 +26,76 @@ describe("error formats", () => {
     expect(formatted).toEqual({ status: 500, headers: {}, body: { detail: "Internal server error" } });
   });
 
+  it("renders validation failures in Format A as invalid_argument with the fields, never the values sent", () => {
+    const formatted = toFormatA(
+      validationError([
+        {
+          type: "string_too_long",
+          loc: ["body", "credentials", "apiKey"],
+          msg: "String should have at most 512 characters",
+          input: "s3cr3t-value",
+        },
+      ]),
+    );
+    expect(formatted).toEqual({
+      status: 422,
+      headers: {},
+      body: {
+        error: {
+          code: "invalid_argument",
+          message: "The request has invalid fields: see details.fields",
+          details: {
+            fields: [
+              {
+                type: "string_too_long",
+                loc: ["body", "credentials", "apiKey"],
+                msg: "String should have at most 512 characters",
+              },
+            ],
+          },
+        },
+      },
+    });
+    expect(JSON.stringify(formatted)).not.toContain("s3cr3t");
+  });
+
+  it("renders a 429 in Format A with the bucket in details, and keeps specifics and headers", () => {
+    const limited = new AppError("rate_limited", {
+      headers: { "retry-after": "2" },
+      detail: {
+        error: "Rate limit exceeded",
+        message: "Slow down",
+        limit: 5,
+        remaining: 0,
+        reset: "2026-11-21T12:00:30Z",
+        retry_after: 2,
+      },
+    });
+    expect(toFormatA(limited)).toEqual({
+      status: 429,
+      headers: { "retry-after": "2" },
+      body: {
+        error: {
+          code: "rate_limited",
+          message: "Slow down",
+          details: { limit: 5, remaining: 0, reset: "2026-11-21T12:00:30Z", retry_after: 2 },
+        },
+      },
+    });
+    expect(
+      toFormatA(new AppError("conflict", { details: { reason: "last_admin" } })).body.error.details,
+    ).toEqual({
+      reason: "last_admin",
+    });
+    expect(toFormatA(new AppError("unauthenticated")).status).toBe(401);
+    expect(toFormatA(new AppError("forbidden")).status).toBe(403);
+    expect(toFormatA(new AppError("invalid_argument", { detail: "--org is required" })).body.error).toEqual({
+      code: "invalid_argument",
+      message: "--org is required",
+      details: {},
+    });
+  });
+
   it("renders Format A for the management side, with a documented code", () => {
     expect(toFormatA(new AppError("organization_not_found")).body).toEqual({
       error: { code: "organization_not_found", message: "Organization not found", details: {} },
@@ -41,6 +111,7 @@ describe("authorizer context", () => {
       kind: "allowed",
       organizationId: "org",
       keyId: "key",
+      scope: "chat",
       rate: { limit: 10, remaining: 9, resetAt: 5 },
     });
     expect(readAuthorizerContext(allowed)).toEqual(allowed);

@@ -11,6 +11,7 @@ const query = z.object({
   page: z.optional(z.number().check(z.int())),
   cursor: z.optional(z.string()),
   id: z.optional(uuid("id")),
+  all: z._default(z.boolean(), false),
 });
 
 function parse(values: Record<string, string>) {
@@ -21,11 +22,30 @@ function parse(values: Record<string, string>) {
 }
 
 describe("query and path parameters", () => {
+  it("turns the words Pydantic reads as booleans into booleans, any case, and applies the default", () => {
+    for (const word of ["true", "TRUE", "1", "yes", "on", "t", "y"])
+      expect(parse({ all: word }).data?.all).toBe(true);
+    for (const word of ["false", "False", "0", "no", "off", "f", "n"])
+      expect(parse({ all: word }).data?.all).toBe(false);
+    expect(parse({}).data?.all).toBe(false);
+  });
+
+  it("reports text that is no boolean as Pydantic does, with the text as sent", () => {
+    expect(parse({ all: "maybe" }).items).toEqual([
+      {
+        type: "bool_parsing",
+        loc: ["query", "all"],
+        msg: "Input should be a valid boolean, unable to interpret input",
+        input: "maybe",
+      },
+    ]);
+  });
+
   it("turns integer text into the integer its schema declares, and applies the default", () => {
     expect(parse({ limit: " 7 ", page: "-2", ratio: "0.5", cursor: "12" })).toEqual({
-      data: { limit: 7, page: -2, ratio: 0.5, cursor: "12" },
+      data: { limit: 7, page: -2, ratio: 0.5, cursor: "12", all: false },
     });
-    expect(parse({})).toEqual({ data: { limit: 20 } });
+    expect(parse({})).toEqual({ data: { limit: 20, all: false } });
   });
 
   it("reports what is no integer, or out of bounds, as Pydantic does, with the text as sent", () => {

@@ -42,7 +42,10 @@ describe("startDynamoDbLocal with a data folder", () => {
       tableSchema.partitionKey,
       tableSchema.sortKey,
     ]);
-    expect(table.Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName)).toEqual(["GSI1"]);
+    expect(table.Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual([
+      "GSI1",
+      "GSI2",
+    ]);
     expect(item.Item).toEqual({ PK: { S: "a" }, SK: { S: "b" } });
   }, 60_000);
 });

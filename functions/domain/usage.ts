@@ -1,0 +1,132 @@
+/**
+ * Usage per organization, chatbot and UTC day: visitor messages, replies, fallbacks, look-ups by
+ * outcome, and model tokens.
+ *
+ * A turn counts itself with one UpdateItem of ADDs on its day's item, sent in parallel with the
+ * write of its reply, so it adds no waiting to the turn (docs/architecture.md says why it is not
+ * folded into a transaction with the reply: concurrent turns of one chatbot would then conflict on
+ * the shared counter item). A failure to count is logged and never fails the turn. Items expire
+ * after USAGE_RETENTION_DAYS.
+ */
+import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { DomainContext } from "#functions/domain/context";
+import { describeError, log } from "#functions/log";
+import {
+  entities,
+  type Item,
+  keys,
+  prefixes,
+  records,
+  USAGE_RETENTION_DAYS,
+  type UsageRecord,
+} from "#functions/store/items";
+
+/** The outcomes of a look-up that reached (or tried to reach) a platform, as counted. */
+export const lookupOutcomes = [
+  "found",
+  "not_found",
+  "auth_failed",
+  "rate_limited",
+  "timeout",
+  "unavailable",
+] as const;
+export type LookupOutcome = (typeof lookupOutcomes)[number];
+
+const lookupAttribute: Record<LookupOutcome, keyof UsageRecord> = {
+  found: "lookupFound",
+  not_found: "lookupNotFound",
+  auth_failed: "lookupAuthFailed",
+  rate_limited: "lookupRateLimited",
+  timeout: "lookupTimeout",
+  unavailable: "lookupUnavailable",
+};
+
+export interface TurnUsage {
+  organizationId: string;
+  chatbotId: string;
+  /** When the turn started (epoch ms): picks the day. */
+  at: number;
+  replies: number;
+  fallback: boolean;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** One entry per look-up made in the turn. */
+  lookups: readonly string[];
+}
+
+export const dayOf = (epochMs: number): string => new Date(epochMs).toISOString().slice(0, 10);
+
+/** Counts one turn. Never throws: counting must not cost the visitor their reply. */
+export async function recordTurnUsage(ctx: DomainContext, usage: TurnUsage): Promise<void> {
+  const day = dayOf(usage.at);
+  const counts: Partial<Record<keyof UsageRecord, number>> = {
+    visitorMessages: 1,
+    replies: usage.replies,
+    ...(usage.fallback ? { fallbacks: 1 } : {}),
+    ...(usage.inputTokens ? { inputTokens: usage.inputTokens } : {}),
+    ...(usage.outputTokens ? { outputTokens: usage.outputTokens } : {}),
+  };
+  for (const outcome of usage.lookups) {
+    const attribute = lookupAttribute[outcome as LookupOutcome];
+    if (attribute) counts[attribute] = (counts[attribute] ?? 0) + 1;
+  }
+  const entries = Object.entries(counts).filter(([, value]) => value !== undefined && value > 0);
+  const names: Record<string, string> = { "#entity": "entity", "#ttl": "ttl" };
+  const values: Record<string, unknown> = {
+    ":org": usage.organizationId,
+    ":bot": usage.chatbotId,
+    ":day": day,
+    ":entity": entities.usage,
+    ":ttl": Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + USAGE_RETENTION_DAYS * 86_400,
+  };
+  entries.forEach(([attribute, value], index) => {
+    names[`#c${index}`] = attribute;
+    values[`:c${index}`] = value;
+  });
+  try {
+    await ctx.db.client.send(
+      new UpdateCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.usage(usage.organizationId, day, usage.chatbotId),
+        UpdateExpression: `SET organizationId = :org, chatbotId = :bot, #day = :day, #entity = :entity, #ttl = :ttl ADD ${entries
+          .map((_, index) => `#c${index} :c${index}`)
+          .join(", ")}`,
+        ExpressionAttributeNames: { ...names, "#day": "day" },
+        ExpressionAttributeValues: values,
+      }),
+    );
+  } catch (error) {
+    log.warn("could not count the turn's usage", { errorName: describeError(error).errorName });
+  }
+}
+
+/** The counters of the days `from`…`to` (UTC dates, inclusive), optionally of one chatbot, oldest first. */
+export async function readUsage(
+  ctx: DomainContext,
+  input: { organizationId: string; from: string; to: string; chatbotId?: string },
+): Promise<UsageRecord[]> {
+  const found: UsageRecord[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk AND SK BETWEEN :first AND :last",
+        ExpressionAttributeValues: {
+          ":pk": prefixes.usagePartition(input.organizationId),
+          ":first": prefixes.usageDay(input.from),
+          // `~` sorts after every character of a chatbot id: the whole last day.
+          ":last": `${prefixes.usageDay(input.to)}~`,
+          ...(input.chatbotId ? { ":bot": input.chatbotId } : {}),
+        },
+        ...(input.chatbotId ? { FilterExpression: "chatbotId = :bot" } : {}),
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    found.push(...(page.Items ?? []).map(records.usage));
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return found;
+}
+
+export { lookupAttribute };

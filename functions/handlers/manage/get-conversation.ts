@@ -1,0 +1,67 @@
+/** GET /manage/conversations/{conversation_id} — a conversation with its transcript, a page at a time. */
+
+import * as z from "zod/mini";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { listMessages } from "#functions/domain/history";
+import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { conversationIdParameter } from "#functions/http/manage-inputs";
+import { conversationView, pageQuery, toConversationView } from "#functions/http/manage-views";
+import { isoTimestamp } from "#functions/http/schemas";
+
+const path = z.object({ conversation_id: conversationIdParameter });
+const query = z.object(pageQuery);
+
+const transcriptMessage = z.object({
+  message_id: z.string(),
+  role: z.enum(["user", "assistant"]),
+  content: z.string(),
+  attachments: z.array(z.record(z.string(), z.unknown())),
+  created_at: isoTimestamp("When the message was stored"),
+  fallback: z.boolean().check(z.describe("An assistant message that is the fallback reply.")),
+});
+
+const response = z.extend(conversationView, {
+  messages: z.array(transcriptMessage).check(z.describe("The transcript, oldest first.")),
+  has_more: z.boolean(),
+  next_cursor: z.nullable(z.string()),
+});
+
+export const contract = {
+  operationId: "manageGetConversation",
+  summary: "Read a conversation",
+  description:
+    "The conversation and a page of its transcript (oldest first; pass `next_cursor` for the rest).",
+  tags: ["Management: conversations"],
+  auth: "manage",
+  access: "viewer",
+  path,
+  query,
+  response,
+  errors: [401, 403, 404, 422, 429, 500, 503],
+} as const satisfies RouteContract<"manage", undefined, typeof query, typeof path, typeof response>;
+
+const ctx = contextFromEnvironment();
+
+export const handler = apiHandler(contract, async ({ caller, path, query }) => {
+  const page = await listMessages(ctx, {
+    organizationId: caller.organizationId,
+    conversationId: path.conversation_id,
+    limit: query.limit,
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  });
+  return {
+    body: {
+      ...toConversationView(page.conversation),
+      messages: page.messages.map((message) => ({
+        message_id: message.messageId,
+        role: message.role,
+        content: message.content,
+        attachments: message.attachments,
+        created_at: message.createdAt,
+        fallback: message.fallback === true,
+      })),
+      has_more: page.nextCursor !== null,
+      next_cursor: page.nextCursor,
+    },
+  };
+});

@@ -1,0 +1,93 @@
+/** GET /manage/usage — usage per day and chatbot: messages, replies, fallbacks, look-ups, tokens. */
+
+import * as z from "zod/mini";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { dayOf, lookupOutcomes, readUsage } from "#functions/domain/usage";
+import { validationError } from "#functions/errors";
+import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { toUsageDayView, usageDayView } from "#functions/http/manage-views";
+import { uuid } from "#functions/http/schemas";
+
+/** Days a report may span; counters are kept longer (USAGE_RETENTION_DAYS), so 90 days back always exist. */
+export const MAX_USAGE_DAYS = 366;
+const DEFAULT_USAGE_DAYS = 30;
+
+const day = (description: string) =>
+  z.optional(
+    z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/), z.describe(`${description} (UTC, YYYY-MM-DD).`)),
+  );
+
+const query = z.object({
+  from: day(`First day (default: ${DEFAULT_USAGE_DAYS - 1} days before \`to\`)`),
+  to: day("Last day, included (default: today)"),
+  chatbot_id: z.optional(uuid("Only this chatbot.")),
+});
+
+const totals = z.omit(usageDayView, { date: true, chatbot_id: true });
+
+const response = z.object({
+  from: z.string(),
+  to: z.string(),
+  days: z
+    .array(usageDayView)
+    .check(z.describe("One entry per day and chatbot that had any turn; oldest first.")),
+  totals,
+});
+
+export const contract = {
+  operationId: "manageGetUsage",
+  summary: "Read usage",
+  description: `Per UTC day and chatbot: visitor messages, replies, fallback replies, look-ups by outcome and model tokens (input and output). Up to ${MAX_USAGE_DAYS} days per request; at least the last 90 days are kept.`,
+  tags: ["Management: usage"],
+  auth: "manage",
+  access: "viewer",
+  query,
+  response,
+  errors: [401, 403, 404, 422, 429, 500, 503],
+} as const satisfies RouteContract<"manage", undefined, typeof query, undefined, typeof response>;
+
+const ctx = contextFromEnvironment();
+const DAY_MS = 86_400_000;
+
+export const handler = apiHandler(contract, async ({ caller, query }) => {
+  const to = query.to ?? dayOf(ctx.clock());
+  const from = query.from ?? dayOf(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS);
+  const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+  if (!Number.isFinite(span) || span < 1 || span > MAX_USAGE_DAYS) {
+    throw validationError([
+      {
+        type: "value_error",
+        loc: ["query", "from"],
+        msg: `Value error, from must be a valid day on or before to, at most ${MAX_USAGE_DAYS} days before it`,
+        input: query.from ?? from,
+      },
+    ]);
+  }
+  const days = (
+    await readUsage(ctx, {
+      organizationId: caller.organizationId,
+      from,
+      to,
+      ...(query.chatbot_id ? { chatbotId: query.chatbot_id } : {}),
+    })
+  ).map(toUsageDayView);
+  const sum = (pick: (entry: (typeof days)[number]) => number) =>
+    days.reduce((total, entry) => total + pick(entry), 0);
+  return {
+    body: {
+      from,
+      to,
+      days,
+      totals: {
+        visitor_messages: sum((entry) => entry.visitor_messages),
+        replies: sum((entry) => entry.replies),
+        fallbacks: sum((entry) => entry.fallbacks),
+        lookups: Object.fromEntries(
+          lookupOutcomes.map((outcome) => [outcome, sum((entry) => entry.lookups[outcome])]),
+        ) as (typeof days)[number]["lookups"],
+        input_tokens: sum((entry) => entry.input_tokens),
+        output_tokens: sum((entry) => entry.output_tokens),
+      },
+    },
+  };
+});

@@ -1,0 +1,51 @@
+/** PATCH /manage/chatbots/{chatbot_id} — changes the settings sent; the others stay. */
+
+import * as z from "zod/mini";
+import { getChatbot, updateChatbot } from "#functions/domain/chatbots";
+import { contextFromEnvironment } from "#functions/domain/context";
+import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
+import { chatbotIdParameter, chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
+import { chatbotView, toChatbotView } from "#functions/http/manage-views";
+
+const path = z.object({ chatbot_id: chatbotIdParameter });
+const body = z.object({
+  name: z.optional(chatbotName),
+  engine: z.optional(chatbotSettings.engine),
+  instructions: z.optional(chatbotSettings.instructions),
+  welcome_message: z.optional(chatbotSettings.welcome_message),
+  fallback_reply: z.optional(chatbotSettings.fallback_reply),
+  temperature: z.optional(chatbotSettings.temperature),
+  max_output_tokens: z.optional(chatbotSettings.max_output_tokens),
+  history_window: z.optional(chatbotSettings.history_window),
+});
+const response = chatbotView;
+
+export const contract = {
+  operationId: "manageUpdateChatbot",
+  summary: "Change a chatbot",
+  description:
+    "Changes the settings sent, keeps the others. An `openai` engine keeps its server and key secret unless a platform operator changes them; an admin may change its model. Changed meanwhile by someone else: 409.",
+  tags: ["Management: chatbots"],
+  auth: "manage",
+  access: "admin",
+  path,
+  body,
+  response,
+  errors: [401, 403, 404, 409, 422, 429, 500, 503],
+} as const satisfies RouteContract<"manage", typeof body, undefined, typeof path, typeof response>;
+
+const ctx = contextFromEnvironment();
+
+export const handler = apiHandler(contract, async ({ caller, path, body }) => {
+  const current = await getChatbot(ctx, caller.organizationId, path.chatbot_id);
+  const changes = chatbotSettingsFrom(body, caller, current.engine);
+  return {
+    body: toChatbotView(
+      await updateChatbot(ctx, caller.organizationId, path.chatbot_id, {
+        ...changes,
+        ...(body.name === undefined ? {} : { name: body.name }),
+      }),
+    ),
+  };
+});

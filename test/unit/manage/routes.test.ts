@@ -1,0 +1,49 @@
+/**
+ * The management routes are declared twice on purpose: the route table (which the management
+ * authorizer reads to pick the caller's bucket) and each handler's contract (which the handler
+ * checks again and the OpenAPI document publishes). They must agree.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import type { RouteContract } from "#functions/http/api-handler";
+import { manageRouteFor, manageRoutes, publicRoutes, routes } from "#lib/routes";
+
+const root = resolve(import.meta.dirname, "../../..");
+
+async function contractOf(entry: string): Promise<RouteContract> {
+  return ((await import(pathToFileURL(resolve(root, entry)).href)) as { contract: RouteContract }).contract;
+}
+
+describe("the management routes", () => {
+  it("live under /manage/, use the management authorizer, and declare who may call them", () => {
+    for (const route of manageRoutes) {
+      expect([route.id, route.path.startsWith("/manage/"), route.auth, route.access !== undefined]).toEqual([
+        route.id,
+        true,
+        "manage",
+        true,
+      ]);
+    }
+    for (const route of publicRoutes) expect(route.path.startsWith("/manage")).toBe(false);
+  });
+
+  it("declare in each handler's contract exactly the access of the route table", async () => {
+    for (const route of manageRoutes) {
+      const contract = await contractOf(route.entry);
+      expect([route.id, contract.auth, contract.access]).toEqual([route.id, "manage", route.access]);
+    }
+  });
+
+  it("have unique operation ids and route keys, and the authorizer finds each by its route key", async () => {
+    const operationIds = await Promise.all(
+      routes.map(async (route) => (await contractOf(route.entry)).operationId),
+    );
+    expect(new Set(operationIds).size).toBe(operationIds.length);
+    const keys = routes.map((route) => `${route.method} ${route.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const route of manageRoutes) expect(manageRouteFor(`${route.method} ${route.path}`)).toBe(route);
+    expect(manageRouteFor("GET /api/me")).toBeUndefined();
+    expect(manageRouteFor("$default")).toBeUndefined();
+  });
+});
