@@ -5,6 +5,8 @@
  * Environment (set by the stack, or by the local runtime):
  *   BEDROCK_REGION                 region of Bedrock calls (default: AWS_REGION)
  *   AWS_ENDPOINT_URL_BEDROCK_RUNTIME  read by the SDK itself; the local runtime points it at a fake
+ *   MODEL_STREAM_IDLE_MS           how long a streamed reply may send nothing before it counts as
+ *                                  stalled (default 10 s; the test runtime shortens it)
  *   MODEL_SECRETS                  `secretsmanager:<prefix>` on the stack: a chatbot's `apiKeySecret`
  *                                  names a secret under that prefix. `local:<directory>` locally: the
  *                                  key is read from the environment variable MODEL_SECRET_<NAME> or the
@@ -47,6 +49,8 @@ import { createSecretReader, createTurnToolBox, type SecretReader } from "#funct
 
 export interface AgentEnvironment {
   bedrockRegion: string;
+  /** Milliseconds a streamed reply may send nothing before it is given up as stalled (engine default if absent). */
+  streamIdleMs?: number;
   modelSecrets: { kind: "secretsmanager"; prefix: string } | { kind: "local"; directory: string };
   imageFetch: Pick<ImageFetchOptions, "allowPrivate" | "trustedCa">;
   /** Replaces the look-up tools built from `tools` (tests). */
@@ -71,8 +75,10 @@ export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnv
   const secrets = env.MODEL_SECRETS ?? "local:.local/secrets";
   const [kind, ...rest] = secrets.split(":");
   const location = rest.join(":");
+  const streamIdleMs = Number(env.MODEL_STREAM_IDLE_MS);
   return {
     bedrockRegion: env.BEDROCK_REGION ?? env.AWS_REGION ?? "us-east-1",
+    ...(streamIdleMs > 0 ? { streamIdleMs } : {}),
     modelSecrets:
       kind === "secretsmanager" ? { kind, prefix: location } : { kind: "local", directory: location },
     imageFetch: { allowPrivate: allowListFromEnvironment(env) },
@@ -119,11 +125,16 @@ export function createAgentServices(
           });
         case "bedrock":
           bedrock ??= createBedrockClient({ region: environment.bedrockRegion });
-          return createBedrockEngine({ client: bedrock, modelId: chatbot.engine.modelId });
+          return createBedrockEngine({
+            client: bedrock,
+            modelId: chatbot.engine.modelId,
+            ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
+          });
         case "openai":
           return createOpenAiEngine({
             baseUrl: chatbot.engine.baseUrl,
             model: chatbot.engine.model,
+            ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
             // No secret named: the server needs no key, and the engine then sends no Authorization.
             apiKey:
               chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
