@@ -3,8 +3,8 @@
  * table, every function bundled as for Lambda behind an emulator of API Gateway HTTP API, and a
  * demo organization, key and chatbot. Ctrl-C stops all of it.
  *
- *   npm start                                   port 3000, data kept between runs
- *   npm start -- --port 8080
+ *   npm start                                   port 3000 (stream URL on 3001), data kept between runs
+ *   npm start -- --port 8080 --stream-port 8081
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  *   npm start -- --data-directory /tmp/data --build-directory /tmp/build   a second runtime beside the first
@@ -24,6 +24,8 @@ import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 const { values } = parseArgs({
   options: {
     port: { type: "string", default: process.env.PORT ?? "3000" },
+    /** The stream function's URL (POST /api/message/stream); default: the port after --port (0: any free port). */
+    "stream-port": { type: "string" },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
@@ -47,8 +49,10 @@ mkdirSync(localDirectory, { recursive: true });
 let stopping = false;
 // Set once the runtime is up; DynamoDB Local can die before that (during bundling).
 let started: { stop(): Promise<void>; writeRuntimeFile(): void } | undefined;
+const port = Number(values.port);
 const runtime = await startLocalRuntime({
-  port: Number(values.port),
+  port,
+  streamPort: values["stream-port"] !== undefined ? Number(values["stream-port"]) : port === 0 ? 0 : port + 1,
   host: values.host,
   authorizerContext,
   ...(values.ephemeral ? {} : { dataDirectory: resolve(values["data-directory"]) }),
@@ -76,6 +80,7 @@ function writeRuntimeFile(): void {
         // Fault tests stall (SIGSTOP) or kill this process; it changes when DynamoDB Local is restarted.
         dynamoDbPid: runtime.dynamoDbPid,
         baseUrl: runtime.baseUrl,
+        streamUrl: runtime.streamUrl,
         // The operator CLI seals tool credentials with the same key file and reaches the same sample shop.
         environment: runtime.toolEnvironment,
       },
@@ -94,7 +99,7 @@ const demo = await ensureDemo(
     ...(credentials ? { credentials } : {}),
   },
   values["demo-file"],
-  runtime.baseUrl,
+  { baseUrl: runtime.baseUrl, streamUrl: runtime.streamUrl },
 );
 
 const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
@@ -103,6 +108,7 @@ const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
 console.log(`
 Chatbot Conversation API (local)
   Base URL      ${demo.baseUrl}
+  Stream URL    ${demo.streamUrl}  (POST /api/message/stream, as a Lambda function URL)
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
@@ -114,6 +120,11 @@ ${curl}
 
 Then send a message (use the conversation_id it returns):
 curl -s -X POST ${demo.baseUrl}/api/message \\
+  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
+  -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Or stream the reply as it is written (Server-Sent Events):
+curl -sN -X POST ${demo.streamUrl}/api/message/stream \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
   -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
 

@@ -15,6 +15,8 @@ import { wooDemo } from "#test/fakes/platforms/woocommerce";
 
 export interface DemoInfo {
   baseUrl: string;
+  /** Base URL of the streaming endpoint (POST {streamUrl}/api/message/stream). */
+  streamUrl: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
@@ -62,7 +64,11 @@ const knowledge = [
   },
 ];
 
-export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: string): Promise<DemoInfo> {
+export async function ensureDemo(
+  ctx: ToolsContext,
+  file: string,
+  urls: Pick<DemoInfo, "baseUrl" | "streamUrl">,
+): Promise<DemoInfo> {
   const existing = readDemo(file);
   if (existing) {
     let found = true;
@@ -73,7 +79,7 @@ export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: strin
       // The table was reset since: seed afresh.
       found = false;
     }
-    if (found) return writeDemo(file, { ...existing, baseUrl });
+    if (found) return writeDemo(file, { ...existing, ...urls });
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
   const { apiKey } = await createApiKey(ctx, { organizationId: organization.organizationId, name: "demo" });
@@ -91,7 +97,7 @@ export async function ensureDemo(ctx: ToolsContext, file: string, baseUrl: strin
   }
   await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
   return writeDemo(file, {
-    baseUrl,
+    ...urls,
     apiKey,
     chatbotId: chatbot.chatbotId,
     organizationId: organization.organizationId,

@@ -15,7 +15,7 @@ import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
-import { allFunctions, authorizer, authorizerSettings, routeMiss, routes } from "../routes.ts";
+import { allFunctions, authorizer, authorizerSettings, routeMiss, routes, streamRoute } from "../routes.ts";
 import {
   ensureTable,
   localCredentials,
@@ -23,7 +23,8 @@ import {
   type RunningDynamoDb,
   superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
-import { bundleFunctions, loadFunctions } from "./functions.ts";
+import { type RunningFunctionUrl, startFunctionUrlEmulator } from "./function-url-emulator.ts";
+import { bundleFunctions, type InitDurations, loadFunctions } from "./functions.ts";
 import {
   type AuthorizerContextShape,
   type RunningEmulator,
@@ -46,6 +47,10 @@ export interface LocalRuntimeOptions {
   authorizerContext?: AuthorizerContextShape;
   /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
   buildDirectory?: string;
+  /** Port of the stream function's URL (default: any free port). */
+  streamPort?: number;
+  /** Load each function on its first invocation, as Lambda does, instead of up front (the benchmark's cold starts). */
+  coldStarts?: boolean;
   /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
   log?: (line: string) => void;
   /** DynamoDB Local is running again as process `pid`, with its data. */
@@ -59,6 +64,10 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
+  /** Base URL of the stream function's URL (POST {streamUrl}/api/message/stream). */
+  streamUrl: string;
+  /** How long each function's init took, once it happened (by function id). */
+  initDurations: InitDurations;
   tableName: string;
   dynamoDbEndpoint: string;
   /** DynamoDB Local's (Java) process id; a restart changes it. */
@@ -100,6 +109,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const tableName = options.tableName ?? "chatbot-api-local";
   let dynamo: RunningDynamoDb | undefined;
   let emulator: RunningEmulator | undefined;
+  let streamUrl: RunningFunctionUrl | undefined;
   let shop: PlatformFakes | undefined;
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
@@ -158,7 +168,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       allFunctions,
       options.buildDirectory ?? resolve(localDirectory, "build"),
     );
-    const functions = await loadFunctions(allFunctions, bundles, "local");
+    const initDurations: InitDurations = new Map();
+    const functions = await loadFunctions(allFunctions, bundles, "local", {
+      initDurations,
+      ...(options.coldStarts ? { coldStarts: true } : {}),
+    });
     const fn = (id: string) => {
       const found = functions.get(id);
       if (!found) throw new Error(`function ${id} missing`);
@@ -182,9 +196,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         resultsCacheTtlSeconds: authorizerSettings.resultsCacheTtlSeconds,
       },
     });
-    const running = { dynamo, emulator, shop, dynamoDb };
+    // The stream function behind its own URL, as a function URL serves it on AWS.
+    streamUrl = await startFunctionUrlEmulator({
+      fn: fn(streamRoute.id),
+      ...(options.host ? { host: options.host } : {}),
+      port: options.streamPort ?? 0,
+    });
+    const running = { dynamo, emulator, streamUrl, shop, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
+      streamUrl: streamUrl.baseUrl,
+      initDurations,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
       get dynamoDbPid() {
@@ -205,6 +227,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         : {}),
       stop: async () => {
         await running.emulator.close();
+        await running.streamUrl.close();
         running.dynamoDb.destroy();
         await running.dynamo.stop();
         await running.shop?.stop();
@@ -212,6 +235,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     };
   } catch (error) {
     await emulator?.close();
+    await streamUrl?.close();
     await dynamo?.stop();
     await shop?.stop();
     throw error;

@@ -31,6 +31,8 @@ import {
 export interface TestEnvironment {
   mode: "local" | "deployed";
   baseUrl: string;
+  /** Base URL of the streaming endpoint (a function URL; locally the runtime's stream URL). */
+  streamUrl: string;
   tableName: string;
   region: string;
   /** Local only. */
@@ -58,9 +60,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (baseUrl) {
     const tableName = process.env.TABLE_NAME;
     if (!tableName) throw new Error("API_BASE_URL is set: TABLE_NAME must name the stage's table too");
+    const streamUrl = process.env.STREAM_URL;
+    if (!streamUrl) throw new Error("API_BASE_URL is set: STREAM_URL must name the stage's stream URL too");
     project.provide("environment", {
       mode: "deployed",
       baseUrl: baseUrl.replace(/\/$/, ""),
+      streamUrl: streamUrl.replace(/\/$/, ""),
       tableName,
       region: process.env.AWS_REGION ?? "us-east-1",
     });
@@ -124,6 +129,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
           TOOL_CREDENTIALS_KEY_FILE: toolKeyFile,
           // A short turn budget so the timeout tests take seconds, not the production 20 s.
           TURN_BUDGET_MS: "3000",
+          // A stalled stream is given up after 1.5 s (10 s in production), well inside that budget.
+          MODEL_STREAM_IDLE_MS: "1500",
         },
       },
     );
@@ -139,12 +146,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     const info = JSON.parse(readFileSync(runtimeFile, "utf8")) as {
       baseUrl: string;
+      streamUrl: string;
       tableName: string;
       dynamoDbEndpoint: string;
     };
     project.provide("environment", {
       mode: "local",
       baseUrl: info.baseUrl,
+      streamUrl: info.streamUrl,
       tableName: info.tableName,
       region: "us-east-1",
       dynamoDbEndpoint: info.dynamoDbEndpoint,
