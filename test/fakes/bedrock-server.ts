@@ -77,7 +77,7 @@ export interface ConverseStreamOptions {
   /** Wait for the test to release the stream after this many tokens. */
   holdAfter?: number;
   /** After the tokens: end normally (default), stall, drop the connection, or send an exception frame. */
-  then?: "end" | "stall" | "reset" | { exception: string; message: string };
+  ending?: "end" | "stall" | "reset" | { exception: string; message: string };
 }
 
 /**
@@ -95,11 +95,11 @@ export function converseStream(text: string, options: ConverseStreamOptions = {}
       payload: { contentBlockIndex: 0, delta: { text: token }, p: "abcdefgh" },
     });
   });
-  const then = options.then ?? "end";
-  if (then === "stall") steps.push({ stall: true });
-  else if (then === "reset") steps.push({ reset: true });
-  else if (typeof then === "object")
-    steps.push({ exception: then.exception, payload: { message: then.message } });
+  const ending = options.ending ?? "end";
+  if (ending === "stall") steps.push({ stall: true });
+  else if (ending === "reset") steps.push({ reset: true });
+  else if (typeof ending === "object")
+    steps.push({ exception: ending.exception, payload: { message: ending.message } });
   else
     steps.push(
       { event: "contentBlockStop", payload: { contentBlockIndex: 0, p: "ab" } },

@@ -79,7 +79,7 @@ export interface CompletionStreamOptions {
   /** Wait for the test to release the stream after this many tokens. */
   holdAfter?: number;
   /** After the tokens: end with `[DONE]` (default), stall, drop the connection, end without `[DONE]`, or send an error chunk. */
-  then?: "end" | "stall" | "reset" | "truncate" | { error: string };
+  ending?: "end" | "stall" | "reset" | "truncate" | { error: string };
   /** Split each SSE line in two TCP writes (a client must reassemble lines and UTF-8 characters). */
   splitWrites?: boolean;
 }
@@ -113,11 +113,11 @@ export function completionStream(text: string, options: CompletionStreamOptions 
     if (options.holdAfter !== undefined && index === options.holdAfter) lines.push({ hold: true });
     push(sse(chunkOf({ content: token })));
   });
-  const then = options.then ?? "end";
-  if (then === "stall") lines.push({ stall: true });
-  else if (then === "reset") lines.push({ reset: true });
-  else if (typeof then === "object")
-    lines.push({ chunk: sse({ error: { message: then.error, type: "server_error", code: null } }) });
+  const ending = options.ending ?? "end";
+  if (ending === "stall") lines.push({ stall: true });
+  else if (ending === "reset") lines.push({ reset: true });
+  else if (typeof ending === "object")
+    lines.push({ chunk: sse({ error: { message: ending.error, type: "server_error", code: null } }) });
   else {
     lines.push({ chunk: sse(chunkOf({}, options.finishReason ?? "stop")) });
     lines.push({
@@ -127,7 +127,7 @@ export function completionStream(text: string, options: CompletionStreamOptions 
         usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
       }),
     });
-    if (then === "end") lines.push({ chunk: sse("[DONE]") });
+    if (ending === "end") lines.push({ chunk: sse("[DONE]") });
   }
   return { headers: { "content-type": "text/event-stream" }, stream: lines };
 }

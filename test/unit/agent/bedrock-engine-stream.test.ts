@@ -148,7 +148,7 @@ describe("Bedrock engine, streaming", () => {
     expect(streamed.messages).toEqual(read.messages);
     expect(deltas.join("")).toBe("Let me check that.\n\nIt has shipped.");
     // The tool's input arrived in pieces of JSON text; the next round sends it back as an object.
-    expect((bedrock.requests[3]?.body as { messages: unknown[] }).messages.at(-2)).toEqual({
+    expect((bedrock.requests[3]?.body as { messages: unknown[] } | undefined)?.messages.at(-2)).toEqual({
       role: "assistant",
       content: [
         { text: "Let me check that." },
@@ -167,7 +167,7 @@ describe("Bedrock engine, streaming", () => {
   });
 
   it("reports a model that stalls mid-stream as stalled, once no data came for the idle limit", async () => {
-    bedrock.enqueue(converseStream("Your parcel", { then: "stall" }));
+    bedrock.enqueue(converseStream("Your parcel", { ending: "stall" }));
     const { turn, deltas } = streamingTurn({ deadline: Date.now() + 10_000 });
     const started = Date.now();
     const error = await rejection(engine.reply(turn));
@@ -179,7 +179,7 @@ describe("Bedrock engine, streaming", () => {
   it("reports an exception frame mid-stream as a model error", async () => {
     bedrock.enqueue(
       converseStream("Your parcel", {
-        then: { exception: "modelStreamErrorException", message: "The model failed" },
+        ending: { exception: "modelStreamErrorException", message: "The model failed" },
       }),
     );
     const { turn, deltas } = streamingTurn();
@@ -189,7 +189,7 @@ describe("Bedrock engine, streaming", () => {
   });
 
   it("reports a dropped connection, or a stream that ends without messageStop, as a model error", async () => {
-    bedrock.enqueue(converseStream("Your parcel", { then: "reset" }));
+    bedrock.enqueue(converseStream("Your parcel", { ending: "reset" }));
     expect((await rejection(engine.reply(streamingTurn().turn))).reason).toBe("model_error");
     const truncated = converseStream("Your parcel ships");
     truncated.stream = truncated.stream?.filter(

@@ -105,7 +105,7 @@ describe("OpenAI-compatible engine, streaming", () => {
       stream: _s,
       stream_options: _o,
       ...streamedRequest
-    } = openai.requests[3]?.body as Record<string, unknown>;
+    } = (openai.requests[3]?.body ?? {}) as Record<string, unknown>;
     expect(streamedRequest).toEqual(openai.requests[1]?.body);
     expect(tools.calls).toHaveLength(2);
     expect(tools.calls[1]).toEqual({ name: "lookup_order", input: JSON.parse(args) });
@@ -150,7 +150,7 @@ describe("OpenAI-compatible engine, streaming", () => {
   });
 
   it("reports a model that stalls mid-stream as stalled", async () => {
-    openai.enqueue(completionStream("Your parcel", { then: "stall" }));
+    openai.enqueue(completionStream("Your parcel", { ending: "stall" }));
     const { turn, deltas } = streamingTurn({ deadline: Date.now() + 10_000 });
     const started = Date.now();
     const error = await rejection(engine.reply(turn));
@@ -160,9 +160,9 @@ describe("OpenAI-compatible engine, streaming", () => {
   });
 
   it("reports an error chunk, a dropped connection or a stream cut before its end as a model error", async () => {
-    openai.enqueue(completionStream("Your parcel", { then: { error: "The model crashed" } }));
+    openai.enqueue(completionStream("Your parcel", { ending: { error: "The model crashed" } }));
     expect((await rejection(engine.reply(streamingTurn().turn))).reason).toBe("model_error");
-    openai.enqueue(completionStream("Your parcel", { then: "reset" }));
+    openai.enqueue(completionStream("Your parcel", { ending: "reset" }));
     expect((await rejection(engine.reply(streamingTurn().turn))).reason).toBe("model_error");
     const cut = completionStream("Your parcel ships");
     cut.stream = cut.stream?.filter(
@@ -173,7 +173,7 @@ describe("OpenAI-compatible engine, streaming", () => {
   });
 
   it("accepts a stream that finished but sent no [DONE]", async () => {
-    openai.enqueue(completionStream("All done.", { then: "truncate" }));
+    openai.enqueue(completionStream("All done.", { ending: "truncate" }));
     expect((await engine.reply(streamingTurn().turn)).messages).toEqual(["All done."]);
   });
 
