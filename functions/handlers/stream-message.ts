@@ -93,10 +93,7 @@ export const handler = apiStreamHandler(
     const output = new PassThrough();
     const events = new TurnEvents((chunk) => output.write(chunk));
     let status: ConversationStatus = "open";
-    let begin = () => undefined as void;
-    const begun = new Promise<void>((resolve) => {
-      begin = resolve;
-    });
+    const begun = Promise.withResolvers<void>();
     const turn = sendMessage(ctx, {
       organizationId: caller.organizationId,
       conversationId: body.conversation_id,
@@ -110,14 +107,14 @@ export const handler = apiStreamHandler(
         started: (start) => {
           status = start.status;
           events.started(start);
-          begin();
+          begun.resolve();
         },
         text: (delta) => events.text(delta),
         failed: (failure) => events.failed(failure),
       },
     });
     // Until the visitor's message is stored, a failure is the ordinary JSON answer.
-    await Promise.race([begun, turn]);
+    await Promise.race([begun.promise, turn]);
     const settleFailure = idempotency?.settleLater();
     const done = turn
       .then(

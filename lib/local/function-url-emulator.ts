@@ -237,18 +237,14 @@ class ClientOutput {
   private prelude: Buffer | undefined;
   private sent = 0;
   private cappedSince: number | undefined;
-  private done: Promise<void>;
-  private resolveDone = () => undefined as void;
+  private readonly done = Promise.withResolvers<void>();
 
   constructor(
     private readonly res: ServerResponse,
     private readonly requestId: string,
     private readonly limits: typeof functionUrlLimits,
   ) {
-    this.done = new Promise((resolve) => {
-      this.resolveDone = resolve;
-    });
-    res.on("close", () => this.resolveDone());
+    res.on("close", () => this.done.resolve());
   }
 
   begin(contentType: string): void {
@@ -292,7 +288,7 @@ class ClientOutput {
   }
 
   finished(): Promise<void> {
-    return this.done;
+    return this.done.promise;
   }
 
   cut(): void {
