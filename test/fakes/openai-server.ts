@@ -103,8 +103,10 @@ export function completionStream(text: string, options: CompletionStreamOptions 
     const bytes = Buffer.from(line);
     const nonAscii = bytes.findIndex((byte) => byte >= 0x80);
     const at = nonAscii > 0 ? nonAscii + 1 : Math.floor(bytes.length / 2);
+    // A pause between the halves, so the client reads them apart.
     lines.push(
       { base64: bytes.subarray(0, at).toString("base64") },
+      { pause: 10 },
       { base64: bytes.subarray(at).toString("base64") },
     );
   };
