@@ -1,6 +1,7 @@
 /**
  * The whole service as one stack per stage: an HTTP API whose routes come from lib/routes.ts, one
- * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), a Lambda authorizer, one
+ * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), a Lambda authorizer, the
+ * streaming message function behind a function URL of its own (an HTTP API cannot stream), one
  * DynamoDB table, and a KMS key for look-up tool credentials. Every function gets its own role with
  * exactly the table actions its route declares.
  */
@@ -24,7 +25,7 @@ import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
 import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, FunctionUrlAuthType, InvokeMode, Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
@@ -36,6 +37,7 @@ import {
   type FunctionDefinition,
   routeMiss,
   routes,
+  streamRoute,
   type TableAction,
 } from "./routes.ts";
 import type { StageConfig } from "./stage-config.ts";
@@ -224,7 +226,19 @@ export class ApiStack extends Stack {
       });
     }
 
+    // POST /api/message/stream: a function URL in response-streaming mode. Its AuthType is NONE
+    // because the function checks the bearer key (and takes the rate-limit token) itself, with the
+    // authorizer's code; every other path or method on it is answered 404 / 405 by the function.
+    const streamUrl = build(streamRoute).addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+
     new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });
+    new CfnOutput(this, "StreamUrl", {
+      value: streamUrl.url,
+      description: "Base URL of the streaming endpoint: POST {StreamUrl}api/message/stream.",
+    });
     new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table." });
     new CfnOutput(this, "ToolCredentialsKeyArn", {
       value: toolCredentialsKey.keyArn,
