@@ -6,7 +6,16 @@
  * exactly the table actions its route declares.
  */
 import { resolve } from "node:path";
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
+import {
+  AssetHashType,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   ApiMapping,
@@ -25,12 +34,18 @@ import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
 import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { Architecture, FunctionUrlAuthType, InvokeMode, Runtime } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import {
+  Architecture,
+  Code,
+  FunctionUrlAuthType,
+  InvokeMode,
+  Function as LambdaFunction,
+  Runtime,
+} from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
-import { esbuildOptions } from "./bundling.ts";
+import { bundleFunctionSync, handlerFile } from "./bundling.ts";
 import {
   authorizer,
   authorizerSettings,
@@ -67,7 +82,7 @@ export interface ApiStackProps extends StackProps {
 
 export class ApiStack extends Stack {
   readonly table: Table;
-  readonly functions = new Map<string, NodejsFunction>();
+  readonly functions = new Map<string, LambdaFunction>();
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -106,7 +121,7 @@ export class ApiStack extends Stack {
       TOOL_CREDENTIALS_KEY_ID: toolCredentialsKey.keyArn,
     };
 
-    const build = (definition: FunctionDefinition): NodejsFunction => {
+    const build = (definition: FunctionDefinition): LambdaFunction => {
       const fn = this.lambda(definition, config, environment);
       for (const grant of definition.grants ?? []) {
         switch (grant) {
@@ -282,7 +297,7 @@ export class ApiStack extends Stack {
    * Lets `fn` invoke exactly the configured models (lib/bedrock-access.ts says what each kind
    * needs), and acknowledges each wildcard resource that needs by its exact cdk-nag finding.
    */
-  private grantBedrockModels(fn: NodejsFunction, modelIds: readonly string[]): void {
+  private grantBedrockModels(fn: LambdaFunction, modelIds: readonly string[]): void {
     for (const modelId of modelIds) {
       const model = parseBedrockModel(modelId);
       if ("problem" in model)
@@ -330,7 +345,7 @@ export class ApiStack extends Stack {
     definition: FunctionDefinition,
     config: StageConfig,
     environment: Record<string, string>,
-  ): NodejsFunction {
+  ): LambdaFunction {
     const logGroup = new LogGroup(this, `${definition.id}Logs`, {
       retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
@@ -363,9 +378,24 @@ export class ApiStack extends Stack {
       );
     }
 
-    return new NodejsFunction(this, definition.id, {
-      entry: resolve(root, definition.entry),
-      handler: "handler",
+    return new LambdaFunction(this, definition.id, {
+      // Bundled by the local esbuild into index.mjs and its chunks (lib/bundling.ts), no Docker; the
+      // image is only named because CDK asks for one, and is never pulled.
+      code: Code.fromAsset(root, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          image: Runtime.NODEJS_24_X.bundlingImage,
+          // Also tells the bundles of different functions apart in CDK's bundling cache.
+          environment: { FUNCTION_ENTRY: definition.entry },
+          local: {
+            tryBundle: (outputDir) => {
+              bundleFunctionSync(resolve(root, definition.entry), outputDir);
+              return true;
+            },
+          },
+        },
+      }),
+      handler: `${handlerFile.replace(/\.mjs$/, "")}.handler`,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: definition.memoryMb,
@@ -373,19 +403,6 @@ export class ApiStack extends Stack {
       role,
       logGroup,
       environment,
-      depsLockFilePath: resolve(root, "package-lock.json"),
-      projectRoot: root,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: esbuildOptions.target,
-        minify: esbuildOptions.minify,
-        mainFields: [...esbuildOptions.mainFields],
-        banner: esbuildOptions.banner.js,
-        sourceMap: esbuildOptions.sourcemap,
-        bundleAwsSDK: true,
-        externalModules: [],
-        forceDockerBundling: false,
-      },
     });
   }
 }

@@ -4,34 +4,36 @@
  * front by default; with `coldStarts`, each on its first invocation, as Lambda does (its init time
  * is then part of that first request, and recorded).
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
-import { esbuildOptions } from "../bundling.ts";
+import { bundleFunction, handlerFile } from "../bundling.ts";
 import type { FunctionDefinition } from "../routes.ts";
 import { installLambdaStreamingGlobals } from "./function-url-emulator.ts";
 import type { EmulatedFunction, LambdaFunction } from "./http-api-emulator.ts";
 
 const root = resolve(import.meta.dirname, "../..");
 
+/**
+ * Bundles each function into a directory of its own (`<id>/index.mjs` and its chunks), as the
+ * stack does: functions share no module instances, as separate Lambdas share none.
+ */
 export async function bundleFunctions(
   definitions: readonly FunctionDefinition[],
   outDirectory: string,
 ): Promise<Map<string, string>> {
   mkdirSync(outDirectory, { recursive: true });
-  await build({
-    ...esbuildOptions,
-    entryPoints: Object.fromEntries(
-      definitions.map((definition) => [definition.id, resolve(root, definition.entry)]),
-    ),
-    outdir: outDirectory,
-    outExtension: { ".js": ".mjs" },
-    metafile: false,
-  });
-  return new Map(
-    definitions.map((definition) => [definition.id, resolve(outDirectory, `${definition.id}.mjs`)]),
+  const bundles = new Map<string, string>();
+  await Promise.all(
+    definitions.map(async (definition) => {
+      const directory = resolve(outDirectory, definition.id);
+      // Chunk names carry content hashes: stale ones would pile up.
+      rmSync(directory, { recursive: true, force: true });
+      await bundleFunction(resolve(root, definition.entry), directory);
+      bundles.set(definition.id, resolve(directory, handlerFile));
+    }),
   );
+  return bundles;
 }
 
 /** How long each function's init (module load) took, by function id, once it happened. */
