@@ -20,8 +20,11 @@ export async function apiKeyVerdict(
   authorization: string | undefined,
 ): Promise<AuthorizerContext> {
   const deadline = AbortSignal.timeout(AUTHORIZER_VERDICT_DEADLINE_MS);
+  const started = Date.now();
   try {
-    return toAuthorizerContext(await raceAbort(authenticate(ctx, authorization), deadline));
+    const verdict = toAuthorizerContext(await raceAbort(authenticate(ctx, authorization), deadline));
+    log.debug("verdict", { outcome: verdict.outcome, durationMs: Date.now() - started });
+    return verdict;
   } catch (error) {
     if (deadline.aborted || (error instanceof AppError && error.code === "service_unavailable")) {
       log.warn(
