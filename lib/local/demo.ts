@@ -40,6 +40,8 @@ export interface DemoPeople {
 
 export interface DemoInfo extends Partial<DemoPeople> {
   baseUrl: string;
+  /** Base URL of the streaming endpoint (POST {streamUrl}/api/message/stream). */
+  streamUrl: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
@@ -175,7 +177,7 @@ export async function ensureDemo(
   ctx: ToolsContext,
   cognito: DemoCognito,
   file: string,
-  baseUrl: string,
+  urls: Pick<DemoInfo, "baseUrl" | "streamUrl">,
 ): Promise<DemoInfo & DemoPeople> {
   const existing = readDemo(file);
   if (existing) {
@@ -189,7 +191,7 @@ export async function ensureDemo(
     }
     if (found) {
       const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
-      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito) });
+      return writeDemo(file, { ...existing, ...people, ...urls, cognito: signInAt(cognito) });
     }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
@@ -209,7 +211,7 @@ export async function ensureDemo(
   await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
   const people = await ensureDemoPeople(ctx, cognito, organization.organizationId, existing ?? {});
   return writeDemo(file, {
-    baseUrl,
+    ...urls,
     apiKey,
     chatbotId: chatbot.chatbotId,
     organizationId: organization.organizationId,
