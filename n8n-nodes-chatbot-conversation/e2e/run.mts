@@ -854,21 +854,22 @@ async function n8nRest(
 	return { status: response.status, data, body: parsed };
 }
 
-async function credentialTest(server: N8nServer, api: Api): Promise<void> {
-	const testCredential = async (apiKey: string): Promise<JsonObject> => {
-		const { data, body } = await n8nRest(server, 'POST', '/rest/credentials/test', {
-			credentials: {
-				name: 'Chatbot credential test',
-				type: 'chatbotConversationApi',
-				data: { baseUrl: api.baseUrl, apiKey },
-			},
-		});
-		return isObject(data) ? data : { unexpected: body };
-	};
+/** The credential test of the n8n UI (the credential's `test` request) for one key. */
+async function testCredential(server: N8nServer, api: Api, apiKey: string): Promise<JsonObject> {
+	const { data, body } = await n8nRest(server, 'POST', '/rest/credentials/test', {
+		credentials: {
+			name: 'Chatbot credential test',
+			type: 'chatbotConversationApi',
+			data: { baseUrl: api.baseUrl, apiKey },
+		},
+	});
+	return isObject(data) ? data : { unexpected: body };
+}
 
-	const good = await testCredential(api.apiKey);
+async function credentialTest(server: N8nServer, api: Api): Promise<void> {
+	const good = await testCredential(server, api, api.apiKey);
 	check(good.status === 'OK', 'the credential test passes for the demo key (GET /api/me)', good);
-	const bad = await testCredential('cbk_this_key_does_not_exist');
+	const bad = await testCredential(server, api, 'cbk_this_key_does_not_exist');
 	check(bad.status === 'Error', 'the credential test fails for a wrong key', bad);
 
 	// n8n derives an AI-Agent tool from every node with usableAsTool
@@ -1073,6 +1074,8 @@ async function triggerStartsWorkflows(server: N8nServer, api: Api): Promise<void
 		return;
 	}
 	const manageKey = await createManageKey(api);
+	const tested = await testCredential(server, api, manageKey);
+	check(tested.status === 'OK', 'the credential test passes for a key of scope manage too', tested);
 	const sink = await startSink();
 	try {
 		const credential = await createCredential(server, 'Chatbot (manage key)', {
