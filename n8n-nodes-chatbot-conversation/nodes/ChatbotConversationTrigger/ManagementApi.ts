@@ -70,7 +70,7 @@ export function describeManagementError(
 		return {
 			message,
 			description: urlRefused
-				? `The API refused n8n's webhook URL (${problems}). It only calls https addresses on the public internet: set n8n's WEBHOOK_URL to the public https address of this n8n. ${exchange}`
+				? `The API refused n8n's webhook URL (${problems}). It only calls https addresses on the public internet: set n8n's WEBHOOK_URL (N8N_WEBHOOK_URL from n8n 2.35) to the public https address of this n8n. ${exchange}`
 				: `${message} ${exchange}`,
 		};
 	}
