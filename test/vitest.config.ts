@@ -13,7 +13,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "infra", include: ["test/infra/**/*.test.ts"], testTimeout: 120_000 },
+        test: {
+          name: "infra",
+          include: ["test/infra/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
       },
       {
         extends: true,

@@ -206,7 +206,8 @@ describe("npm run admin", () => {
           expect(run.out).toContain(`${group} ${command.name}`);
       } else expect(run.out).toContain("Usage: npm run admin -- <group> <command>");
     }
-  });
+    // Forty-odd CLI processes: on a loaded runner they need more than the default minute.
+  }, 240_000);
 
   it("exits 2 with a clear message for usage errors, in Format A with --json", async () => {
     const noCommand = await runProcess([]);

@@ -52,7 +52,7 @@ describe.runIf(isLocal)("a gateway that hands the authorizer's context over as s
     child.stderr?.on("data", (chunk: Buffer) => {
       log += chunk.toString();
     });
-    const deadline = Date.now() + 100_000;
+    const deadline = Date.now() + 240_000;
     while (!(existsSync(demoFile) && existsSync(runtimeFile))) {
       if (child.exitCode !== null) throw new Error(`the runtime exited (${child.exitCode}):\n${log}`);
       if (Date.now() > deadline) throw new Error(`the runtime did not start:\n${log}`);
@@ -77,7 +77,7 @@ describe.runIf(isLocal)("a gateway that hands the authorizer's context over as s
       const organization = await createOrganization(ctx, { name: "Strings shop", rateLimit });
       return (await createApiKey(ctx, { organizationId: organization.organizationId, name: "test" })).apiKey;
     };
-  }, 110_000);
+  }, 250_000);
 
   afterAll(async () => {
     if (runtime && runtime.exitCode === null) {
