@@ -1,5 +1,5 @@
 /**
- * Builds the OpenAPI 3.1 document (CONTRACT.md §1) from the route table and the very schemas the
+ * Builds the OpenAPI 3.1 document (served at GET /openapi.json) from the route table and the very schemas the
  * handlers validate with. `npm run openapi` writes it to docs/openapi.json (committed, and served
  * by GET /openapi.json); a test fails when the committed copy is stale.
  */

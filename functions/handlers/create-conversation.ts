@@ -1,4 +1,4 @@
-/** POST /api/conversation — starts a conversation with one of the caller's chatbots (SPEC.md §4). */
+/** POST /api/conversation — starts a conversation with one of the caller's chatbots. */
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";

@@ -1,4 +1,4 @@
-/** GET /ping — liveness, no authentication (SPEC.md §4). */
+/** GET /ping — liveness, no authentication (docs/api.md). */
 
 import * as z from "zod/mini";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";

@@ -1,7 +1,7 @@
 /**
  * Builds a route's Lambda handler from its contract: the Middy chain every endpoint shares.
  *
- *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6), or Format A
+ *   response  – serialises the result; turns any error into Format B (`{"detail": …}`), or Format A
  *               under `/manage/`; adds X-Request-Id and, for a caller with a bucket, the
  *               X-RateLimit-* headers, on every response
  *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
@@ -64,7 +64,7 @@ export interface RouteContract<
   description: string;
   tags: readonly string[];
   auth: Auth;
-  /** Honour the Idempotency-Key header (CONTRACT.md §7). */
+  /** Honour the Idempotency-Key header. */
   idempotent?: boolean;
   body?: Body;
   query?: Query;
@@ -339,7 +339,7 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
   return context.authorizer?.lambda;
 }
 
-/** CONTRACT.md §5: every response to a request with a valid key carries these. */
+/** Every response to a request with a valid key carries these, errors included. */
 function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
   if (
     !verdict ||

@@ -1,4 +1,4 @@
-/** Rate limiting (SPEC.md §8, CONTRACT.md §5): a token bucket per API key, exact under concurrency. */
+/** Rate limiting (docs/api.md "Rate limits"): a token bucket per API key, exact under concurrency. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { updateOrganization } from "#functions/domain/organizations";
