@@ -347,7 +347,7 @@ export class ApiStack extends Stack {
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
-        ...(route.auth === "apiKey" ? { authorizer: apiKeyAuthorizer } : {}),
+        ...(route.auth === "apiKey" || route.auth === "countApiKey" ? { authorizer: apiKeyAuthorizer } : {}),
         ...(route.auth === "manage" ? { authorizer: managementAuthorizer } : {}),
       });
       if (route.auth === "none" && added) {

@@ -317,7 +317,9 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       parameters.push({ $ref: "#/components/parameters/OrganizationId" });
     }
     const authenticated = contract.auth === "apiKey" || management;
-    const headers = authenticated ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
+    // A countApiKey route serves anyone; a valid key sent along gets its rate headers all the same.
+    const counted = contract.auth === "countApiKey";
+    const headers = authenticated || counted ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
     const success = contract.status ?? 200;
     const responses: Record<string, unknown> = {
       [success]:
@@ -369,7 +371,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       summary: contract.summary,
       description: contract.description,
       tags: contract.tags,
-      ...(authenticated ? {} : { security: [] }),
+      ...(authenticated ? {} : { security: counted ? [{}, { bearerAuth: [] }] : [] }),
       ...(management ? { "x-required-role": contract.access } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(contract.body

@@ -47,10 +47,12 @@ export type Schema = z.ZodMiniType;
 /**
  * `apiKey`: a valid key is required. `optionalApiKey`: a valid key is held to its organization and
  * its bucket like anywhere (403, 429, rate headers), but a request without one is served too (the
- * route-miss answers). `manage`: the management authorizer's verdict, checked against `access`.
- * `none`: no authorizer runs.
+ * route-miss answers). `countApiKey`: anyone is served whatever the verdict (liveness and the API
+ * description must never be refused), but a valid key's answer carries its rate headers like any
+ * other. `manage`: the management authorizer's verdict, checked against `access`. `none`: no
+ * authorizer runs.
  */
-export type RouteAuth = "apiKey" | "optionalApiKey" | "manage" | "none";
+export type RouteAuth = "apiKey" | "optionalApiKey" | "countApiKey" | "manage" | "none";
 
 export interface RouteContract<
   Auth extends RouteAuth = RouteAuth,
@@ -202,7 +204,7 @@ export function apiHandler<C extends RouteContract>(
   })
     .use(responseMiddleware(contract))
     .use(
-      contract.auth === "none"
+      contract.auth === "none" || contract.auth === "countApiKey"
         ? noopMiddleware
         : contract.auth === "manage"
           ? manageAuthMiddleware(contract.access)
@@ -287,7 +289,7 @@ export function responseMiddleware(
       "x-request-id": request.event.requestContext.requestId,
       ...(state.manageVerdict
         ? manageRateLimitHeaders(state.manageVerdict)
-        : rateLimitHeaders(state.verdict)),
+        : rateLimitHeaders(state.verdict, response.statusCode)),
     };
     log.info("request completed", {
       route: contract.operationId,
@@ -340,7 +342,7 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
 }
 
 /** Every response to a request with a valid key carries these, errors included. */
-function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
+function rateLimitHeaders(verdict: AuthorizerContext | undefined, status: number): Record<string, string> {
   if (
     !verdict ||
     (verdict.outcome !== "allowed" &&
@@ -353,7 +355,9 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string
     "x-ratelimit-remaining": String(verdict.remaining),
     "x-ratelimit-reset": String(verdict.resetAt),
   };
-  if (verdict.outcome === "rate_limited") headers["retry-after"] = String(verdict.retryAfter);
+  // Only the refusal says when to retry: a route that serves an empty bucket anyway (countApiKey) does not.
+  if (verdict.outcome === "rate_limited" && status === 429)
+    headers["retry-after"] = String(verdict.retryAfter);
   return headers;
 }
 
