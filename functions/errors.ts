@@ -1,15 +1,15 @@
 /**
  * The one home of errors: a closed list of codes, each mapped to its HTTP status and client text,
- * and the two body formats of SPEC.md §7.
+ * and the two body formats (docs/api.md).
  *
- * - Format B (`{"detail": …}`) is what the public API answers (CONTRACT.md §2–§7).
+ * - Format B (`{"detail": …}`) is what the public API answers.
  * - Format A (`{"error": {"code", "message", "details"}}`) is the management format: every answer
  *   of `/manage/*` and the operator CLI's `--json` output. Its codes are the keys of `catalogue`.
  *
  * Domain code throws `AppError`s by code; anything else that escapes a handler is a bare 500.
  */
 
-/** One Pydantic v2 / FastAPI validation item (CONTRACT.md §3). */
+/** One Pydantic v2 / FastAPI validation item. */
 export interface ValidationItem {
   type: string;
   loc: (string | number)[];
@@ -18,7 +18,7 @@ export interface ValidationItem {
   ctx?: Record<string, unknown>;
 }
 
-/** The body of a 429 (SPEC.md §7, CONTRACT.md §5). */
+/** The body of a 429 (public API). */
 export interface RateLimitDetail {
   error: "Rate limit exceeded";
   message: string;
@@ -29,7 +29,7 @@ export interface RateLimitDetail {
 }
 
 const catalogue = {
-  // Public API (Format B). Texts marked "exact" are fixed by CONTRACT.md.
+  // Public API (Format B). Texts marked "exact" are part of the documented API (docs/api.md): never reword them.
   invalid_api_key: { status: 401, detail: "Invalid API key" }, // exact
   subscription_inactive: { status: 403, detail: "Organization subscription is not active" }, // exact
   contact_other_organization: { status: 403, detail: "Contact does not belong to this organization" }, // exact

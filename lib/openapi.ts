@@ -1,5 +1,5 @@
 /**
- * Builds the OpenAPI 3.1 document (CONTRACT.md §1) from the route table and the very schemas the
+ * Builds the OpenAPI 3.1 document (served at GET /openapi.json) from the route table and the very schemas the
  * handlers validate with. `npm run openapi` writes it to docs/openapi.json (committed, and served
  * by GET /openapi.json); a test fails when the committed copy is stale.
  */
@@ -195,7 +195,8 @@ const managementErrors: Record<
 
 const rateLimitHeaders = {
   "X-RateLimit-Limit": {
-    description: "Requests per minute allowed for this key.",
+    description:
+      "Requests per minute allowed for this key. This and the other X-RateLimit-* headers are on every answer to a request with a valid key, errors included.",
     schema: { type: "integer" },
   },
   "X-RateLimit-Remaining": { description: "Whole requests left right now.", schema: { type: "integer" } },
@@ -213,7 +214,8 @@ const requestIdHeader = {
 
 const errorExamples: Record<number, { description: string; example: unknown; schema: string }> = {
   401: {
-    description: "Missing, unknown, revoked or expired API key.",
+    description:
+      "Missing, malformed, unknown, revoked or expired API key (the same answer for each, with `WWW-Authenticate: Bearer`); takes no token.",
     example: { detail: "Invalid API key" },
     schema: "DetailString",
   },
@@ -234,7 +236,8 @@ const errorExamples: Record<number, { description: string; example: unknown; sch
     schema: "DetailString",
   },
   409: {
-    description: "Conversation closed, or the same Idempotency-Key is still being processed.",
+    description:
+      'Conversation closed (`"Conversation is closed"`; also when its chatbot was deleted), or the same Idempotency-Key is still being processed (`"A request with this Idempotency-Key is still being processed"`, with `Retry-After`).',
     example: { detail: "Conversation is closed" },
     schema: "DetailString",
   },
@@ -255,7 +258,8 @@ const errorExamples: Record<number, { description: string; example: unknown; sch
     schema: "ValidationError",
   },
   429: {
-    description: "Rate limit exceeded (token bucket per API key).",
+    description:
+      "Rate limit exceeded: a token bucket per API key, the organization's limit per minute, refilled continuously. `Retry-After` and `retry_after` are the whole seconds until one request is allowed.",
     example: {
       detail: {
         error: "Rate limit exceeded",
@@ -317,7 +321,9 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       parameters.push({ $ref: "#/components/parameters/OrganizationId" });
     }
     const authenticated = contract.auth === "apiKey" || management;
-    const headers = authenticated ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
+    // A countApiKey route serves anyone; a valid key sent along gets its rate headers all the same.
+    const counted = contract.auth === "countApiKey";
+    const headers = authenticated || counted ? { ...requestIdHeader, ...rateLimitHeaders } : requestIdHeader;
     const success = contract.status ?? 200;
     const responses: Record<string, unknown> = {
       [success]:
@@ -369,7 +375,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       summary: contract.summary,
       description: contract.description,
       tags: contract.tags,
-      ...(authenticated ? {} : { security: [] }),
+      ...(authenticated ? {} : { security: counted ? [{}, { bearerAuth: [] }] : [] }),
       ...(management ? { "x-required-role": contract.access } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(contract.body
@@ -453,7 +459,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
           in: "header",
           required: false,
           description:
-            "1–255 printable characters. Retrying with the same key and body replays the first response for 24 hours.",
+            "1–255 printable ASCII characters, a new value per logical request, kept 24 hours per API key. One key gives at most one conversation or one turn, whatever fails: a retry replays the stored answer (`Idempotent-Replayed: true`; definite errors too), completes work a failed attempt began, or, while that attempt may still run, gets 409 with `Retry-After`. The same key with another body or on another endpoint is a 422.",
           schema: { type: "string", minLength: 1, ...idempotencyKeyRule },
         },
       },

@@ -1,5 +1,5 @@
 /**
- * HTTP API route matching (aws-facts.md A.4): a route key `METHOD /path` matches when each
+ * HTTP API route matching, as API Gateway documents it: a route key `METHOD /path` matches when each
  * `{name}` captures exactly one non-empty segment and the literal segments are equal. Used by the
  * local emulator to pick a route, and by the route-miss Lambda to tell 404 from 405.
  */

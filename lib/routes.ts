@@ -55,8 +55,12 @@ export interface RouteDefinition extends FunctionDefinition {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   /** HTTP API route path (`{name}` captures one segment). */
   path: string;
-  /** `apiKey`: the public API's key authorizer; `manage`: the management authorizer; `none`. */
-  auth: "apiKey" | "none" | "manage";
+  /**
+   * `apiKey`: the public API's key authorizer; `countApiKey`: the same authorizer on a route that
+   * serves anyone (a valid key sent along is counted and gets its rate headers, never refused);
+   * `manage`: the management authorizer; `none`: no authorizer.
+   */
+  auth: "apiKey" | "countApiKey" | "none" | "manage";
   /** Required with `auth: "manage"`. */
   access?: ManageAccess;
 }
@@ -438,7 +442,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     id: "Ping",
     method: "GET",
     path: "/ping",
-    auth: "none",
+    auth: "countApiKey",
     entry: "functions/handlers/ping.ts",
     memoryMb: 128,
     timeoutSeconds: 5,
@@ -448,7 +452,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     id: "OpenApi",
     method: "GET",
     path: "/openapi.json",
-    auth: "none",
+    auth: "countApiKey",
     entry: "functions/handlers/openapi.ts",
     memoryMb: 128,
     timeoutSeconds: 5,
@@ -503,7 +507,7 @@ export const authorizerSettings = {
   resultsCacheTtlSeconds: 0,
 } as const;
 
-/** The Lambda authorizer of every `auth: "apiKey"` route. */
+/** The Lambda authorizer of every `auth: "apiKey"` and `"countApiKey"` route, and of `$default`. */
 export const authorizer: FunctionDefinition = {
   id: "Authorizer",
   entry: "functions/handlers/authorizer.ts",

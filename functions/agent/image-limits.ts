@@ -3,7 +3,7 @@
  * request schema can publish them without loading that code (a turn without images never does).
  */
 
-/** At most this many attachments per message (CONTRACT.md §4). */
+/** At most this many attachments per message. */
 export const MAX_IMAGES_PER_MESSAGE = 4;
 /** Per image, decoded: Bedrock's cap of 3.75 MB, read as decimal megabytes to stay under either reading. */
 export const MAX_IMAGE_BYTES = 3_750_000;

@@ -1,5 +1,5 @@
 /**
- * Turns a message's image attachments (CONTRACT.md §4) into bytes an engine can send.
+ * Turns a message's image attachments into bytes an engine can send.
  *
  * Inline data is decoded strictly and must be what it claims to be. A URL is fetched over https
  * only, through the outbound client (net/outbound-http.ts): every connection, the first and each

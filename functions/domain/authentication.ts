@@ -34,7 +34,7 @@ type Refusal = { kind: "invalid_key" } | { kind: "subscription_inactive"; rate: 
 export const RATE_PERIOD_MS = 60_000;
 const BUCKET_ATTRIBUTE = "bucketTat";
 
-/** `Bearer <key>`, scheme case-insensitive (CONTRACT.md §2). */
+/** `Bearer <key>`, scheme case-insensitive. */
 export function bearerToken(authorization: string | undefined): string | undefined {
   const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "");
   return match?.[1];

@@ -1,5 +1,5 @@
 /**
- * Starting and closing conversations (SPEC.md §4, CONTRACT.md §4).
+ * Starting and closing conversations.
  *
  * Main course of `startConversation`: one transaction that (1) checks the chatbot exists in the
  * caller's organization, (2) creates the contact or updates it if it is already this

@@ -1,4 +1,4 @@
-/** A conversation's history, a page at a time (GET /api/conversation/{id}/messages, CONTRACT.md §7). */
+/** A conversation's history, a page at a time (GET /api/conversation/{id}/messages). */
 
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";

@@ -1,5 +1,5 @@
 /**
- * The token bucket (CONTRACT.md §5): capacity `limit`, refilled continuously at `limit` per `periodMs`.
+ * The token bucket: capacity `limit`, refilled continuously at `limit` per `periodMs`.
  *
  * It is kept in its GCRA form: the whole state is one number, the "theoretical arrival time" (TAT,
  * epoch ms): the moment the bucket would be full again. Admitting a request moves the TAT one
@@ -66,7 +66,7 @@ export function stateAfter(policy: BucketPolicy, tat: number, now: number): Buck
   };
 }
 
-/** Whole seconds until one request is allowed again: rounded up, at least 1 (CONTRACT.md §5). */
+/** Whole seconds until one request is allowed again: rounded up, at least 1 (the Retry-After value). */
 export function retryAfterSeconds(retryAfterMs: number): number {
   return Math.max(1, Math.ceil((retryAfterMs - EPSILON_MS) / 1000));
 }

@@ -36,7 +36,7 @@ export const toolLimits = {
   requestsPerMinute: { min: 1, max: 600 },
 } as const;
 
-/** Default request caps, below each platform's own limit (platform-apis.md) with room for the shop's other apps. */
+/** Default request caps, below each platform's own limit (from its API documentation) with room for the shop's other apps. */
 export const defaultRequestsPerMinute: Record<TemplateKind, number> = {
   woocommerce: 60,
   shopify: 60,
@@ -286,8 +286,8 @@ export interface ToolTestReport {
 const TEST_TIMEOUT_MS = 10_000;
 
 /**
- * Runs the tool once against the real platform (SPEC.md best practice 2: test that the external API
- * answers with the expected data). Collect-before-call does not apply: the operator gives the values.
+ * Runs the tool once against the real platform (so an operator sees that the external API answers
+ * with the expected data before a chatbot relies on it). Collect-before-call does not apply: the operator gives the values.
  */
 export async function testTool(
   ctx: ToolsContext,

@@ -2,8 +2,8 @@
  * The Lambda authorizer (simple responses, payload 2.0) of every `/api/*` route.
  *
  * It always allows, and reports its verdict in the context (http/authorizer-context.ts): API
- * Gateway would otherwise answer with its own `{"message":"Forbidden"}` body, which CONTRACT.md §2
- * forbids. It has no identity source, so API Gateway neither pre-rejects a request without an
+ * Gateway would otherwise answer with its own `{"message":"Forbidden"}` body, where our API
+ * promises its own `{"detail": …}` bodies (docs/api.md). It has no identity source, so API Gateway neither pre-rejects a request without an
  * Authorization header (which would give `{"message":"Unauthorized"}`) nor caches verdicts, which
  * a per-request token bucket could not use anyway. See docs/architecture.md for the cost.
  *

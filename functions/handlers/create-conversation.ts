@@ -1,4 +1,4 @@
-/** POST /api/conversation — starts a conversation with one of the caller's chatbots (SPEC.md §4). */
+/** POST /api/conversation — starts a conversation with one of the caller's chatbots. */
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
@@ -32,7 +32,7 @@ export const contract = {
   operationId: "createConversation",
   summary: "Start a conversation",
   description:
-    "Starts a new conversation with the given chatbot of your organization. Send an `Idempotency-Key` header to retry safely.",
+    "Starts a new conversation with the given chatbot of your organization. A contact is the person behind conversations: give `contact_id` (or `visitor_id`) to reuse one of your organization's contacts (the `user_*` fields sent update it) or to create one with your own id; leave it out for a new one. Another organization's contact is a 403 and nothing is created. Send an `Idempotency-Key` header to retry safely.",
   tags: ["Conversations"],
   auth: "apiKey",
   idempotent: true,

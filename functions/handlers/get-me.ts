@@ -1,4 +1,4 @@
-/** GET /api/me — who the calling key belongs to (CONTRACT.md §7); used by the n8n credential test. */
+/** GET /api/me — who the calling key belongs to; used by the n8n credential test. */
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";

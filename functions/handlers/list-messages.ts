@@ -1,4 +1,4 @@
-/** GET /api/conversation/{conversation_id}/messages — a conversation's history, paginated (CONTRACT.md §7). */
+/** GET /api/conversation/{conversation_id}/messages — a conversation's history, paginated. */
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";

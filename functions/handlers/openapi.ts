@@ -9,12 +9,13 @@ const response = z.record(z.string(), z.unknown());
 export const contract = {
   operationId: "getOpenApiDocument",
   summary: "OpenAPI document",
-  description: "This API's OpenAPI 3.1 description. No authentication.",
+  description:
+    "This API's OpenAPI 3.1 description. Needs no API key and is never refused; a valid key sent along is counted like any request, and the answer carries its `X-RateLimit-*` headers.",
   tags: ["Health"],
-  auth: "none",
+  auth: "countApiKey",
   response,
   errors: [500],
-} as const satisfies RouteContract<"none", undefined, undefined, undefined, typeof response>;
+} as const satisfies RouteContract<"countApiKey", undefined, undefined, undefined, typeof response>;
 
 export const handler = apiHandler(contract, async () => ({
   body: document as Record<string, unknown>,

@@ -1,4 +1,4 @@
-/** GET /ping — liveness, no authentication (SPEC.md §4). */
+/** GET /ping — liveness, no authentication (docs/api.md). */
 
 import * as z from "zod/mini";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -8,11 +8,12 @@ const response = z.object({ message: z.literal("pong") });
 export const contract = {
   operationId: "ping",
   summary: "Check that the API is alive",
-  description: "Answers `pong`. Needs no API key and touches no data.",
+  description:
+    "Answers `pong`. Needs no API key and is never refused; a valid key sent along is counted like any request, and the answer carries its `X-RateLimit-*` headers.",
   tags: ["Health"],
-  auth: "none",
+  auth: "countApiKey",
   response,
   errors: [500],
-} as const satisfies RouteContract<"none", undefined, undefined, undefined, typeof response>;
+} as const satisfies RouteContract<"countApiKey", undefined, undefined, undefined, typeof response>;
 
 export const handler = apiHandler(contract, async () => ({ body: { message: "pong" as const } }));

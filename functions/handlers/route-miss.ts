@@ -1,7 +1,7 @@
 /**
  * The `$default` route: every request no route matched. The gateway's own answer would be
  * `{"message":"Not Found"}` both for an unknown path and for a known path with another method;
- * CONTRACT.md §6 wants `404 {"detail":"Not Found"}` and `405 {"detail":"Method Not Allowed"}`.
+ * the API answers `404 {"detail":"Not Found"}` and `405 {"detail":"Method Not Allowed"}`.
  *
  * The authorizer runs here too (lib/routes.ts), so a request with a valid key is treated as on any
  * route: it takes a token, its answer carries the X-RateLimit-* headers (as every answer to a valid key), an

@@ -1,4 +1,4 @@
-/** POST /api/message — the visitor's message in, the chatbot's reply out (SPEC.md §4, CONTRACT.md §4). */
+/** POST /api/message — the visitor's message in, the chatbot's reply out. */
 
 import * as z from "zod/mini";
 import { agentServicesFromEnvironment } from "#functions/agent/services";

@@ -1,7 +1,7 @@
 /**
  * Builds a route's Lambda handler from its contract: the Middy chain every endpoint shares.
  *
- *   response  – serialises the result; turns any error into Format B (CONTRACT.md §2–§6), or Format A
+ *   response  – serialises the result; turns any error into Format B (`{"detail": …}`), or Format A
  *               under `/manage/`; adds X-Request-Id and, for a caller with a bucket, the
  *               X-RateLimit-* headers, on every response
  *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
@@ -47,10 +47,12 @@ export type Schema = z.ZodMiniType;
 /**
  * `apiKey`: a valid key is required. `optionalApiKey`: a valid key is held to its organization and
  * its bucket like anywhere (403, 429, rate headers), but a request without one is served too (the
- * route-miss answers). `manage`: the management authorizer's verdict, checked against `access`.
- * `none`: no authorizer runs.
+ * route-miss answers). `countApiKey`: anyone is served whatever the verdict (liveness and the API
+ * description must never be refused), but a valid key's answer carries its rate headers like any
+ * other. `manage`: the management authorizer's verdict, checked against `access`. `none`: no
+ * authorizer runs.
  */
-export type RouteAuth = "apiKey" | "optionalApiKey" | "manage" | "none";
+export type RouteAuth = "apiKey" | "optionalApiKey" | "countApiKey" | "manage" | "none";
 
 export interface RouteContract<
   Auth extends RouteAuth = RouteAuth,
@@ -64,7 +66,7 @@ export interface RouteContract<
   description: string;
   tags: readonly string[];
   auth: Auth;
-  /** Honour the Idempotency-Key header (CONTRACT.md §7). */
+  /** Honour the Idempotency-Key header. */
   idempotent?: boolean;
   body?: Body;
   query?: Query;
@@ -202,7 +204,7 @@ export function apiHandler<C extends RouteContract>(
   })
     .use(responseMiddleware(contract))
     .use(
-      contract.auth === "none"
+      contract.auth === "none" || contract.auth === "countApiKey"
         ? noopMiddleware
         : contract.auth === "manage"
           ? manageAuthMiddleware(contract.access)
@@ -287,7 +289,7 @@ export function responseMiddleware(
       "x-request-id": request.event.requestContext.requestId,
       ...(state.manageVerdict
         ? manageRateLimitHeaders(state.manageVerdict)
-        : rateLimitHeaders(state.verdict)),
+        : rateLimitHeaders(state.verdict, response.statusCode)),
     };
     log.info("request completed", {
       route: contract.operationId,
@@ -339,8 +341,8 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
   return context.authorizer?.lambda;
 }
 
-/** CONTRACT.md §5: every response to a request with a valid key carries these. */
-function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string, string> {
+/** Every response to a request with a valid key carries these, errors included. */
+function rateLimitHeaders(verdict: AuthorizerContext | undefined, status: number): Record<string, string> {
   if (
     !verdict ||
     (verdict.outcome !== "allowed" &&
@@ -353,7 +355,9 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined): Record<string
     "x-ratelimit-remaining": String(verdict.remaining),
     "x-ratelimit-reset": String(verdict.resetAt),
   };
-  if (verdict.outcome === "rate_limited") headers["retry-after"] = String(verdict.retryAfter);
+  // Only the refusal says when to retry: a route that serves an empty bucket anyway (countApiKey) does not.
+  if (verdict.outcome === "rate_limited" && status === 429)
+    headers["retry-after"] = String(verdict.retryAfter);
   return headers;
 }
 

@@ -3,7 +3,7 @@
  *
  * The authorizer always answers `isAuthorized: true` and reports its verdict here instead: an HTTP
  * API cannot reshape its own 401/403 bodies, so the integration (api-handler) turns the verdict into
- * the exact bodies CONTRACT.md §2 and §5 require. The authorizer sets numbers, but no AWS document
+ * the exact 401 / 403 / 429 bodies docs/api.md documents. The authorizer sets numbers, but no AWS document
  * promises they reach the integration as numbers (REST APIs stringify context values), so the
  * counts are read from either shape. An integration that receives no verdict (a route wired
  * without the authorizer) fails closed: it answers 401.

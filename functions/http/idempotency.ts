@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Key middleware (CONTRACT.md §7), for routes whose contract sets `idempotent`.
+ * The Idempotency-Key middleware, for routes whose contract sets `idempotent`.
  * It sits after validation, so only valid requests claim a key; an invalid request fails the same
  * way every time anyway. Storage and the decisions live in domain/idempotency; the work itself
  * writes through the key's fence (the handler gets it as `idempotency.fence`), which also stores

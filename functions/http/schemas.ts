@@ -1,6 +1,6 @@
 /**
  * Schema pieces shared by the routes' request and response schemas. Every string has an upper
- * bound (CONTRACT.md §3), and the bounds land in the OpenAPI document through these schemas.
+ * bound (an unbounded field is a way to make us store or process anything), and the bounds land in the OpenAPI document through these schemas.
  */
 import * as z from "zod/mini";
 import { canonicalUuid, describeUuidProblem, pydanticIssue } from "#functions/http/validation";

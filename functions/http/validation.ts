@@ -1,5 +1,5 @@
 /**
- * Turns zod issues into Pydantic v2 / FastAPI validation items (CONTRACT.md §3), so clients written
+ * Turns zod issues into Pydantic v2 / FastAPI validation items, so clients written
  * for the reference API parse our 422s unchanged: same `type`, `loc`, `msg` and `input` conventions.
  */
 

@@ -284,11 +284,27 @@ function guardedLookup(port: number, guard: ConnectGuardOptions): LookupFunction
 }
 
 /** An http(s) agent whose every new connection passes `guardConnection` (refusals fail the request). */
+/**
+ * Idle kept-alive connections are closed after this long (Node's own default agent uses 5 s too):
+ * shorter than most servers' idle limits, so a pooled connection is rarely one the server dropped.
+ */
+const KEEP_ALIVE_IDLE_MS = 5_000;
+
+/**
+ * An agent whose every new connection is checked by the guard, at connect time, on the address
+ * connected to. With `keepAlive`, a connection is reused only for the same host and port (and TLS
+ * settings): it stays connected to the address the guard accepted when it was opened, so reuse
+ * cannot reach an address the guard would refuse, whatever DNS says meanwhile.
+ */
 export function createGuardedAgent(
   protocol: "http:" | "https:",
   guard: ConnectGuardOptions,
   tls: { ca?: string } = {},
+  pooling: { keepAlive?: boolean } = {},
 ): HttpAgent {
+  const connections = pooling.keepAlive
+    ? { keepAlive: true, scheduling: "lifo" as const, timeout: KEEP_ALIVE_IDLE_MS }
+    : { keepAlive: false };
   type Callback = (error: Error | null, stream: Duplex) => void;
   const refuse = (error: BlockedAddressError, callback: Callback | undefined) => {
     // The agent turns a callback error into the request's 'error' event.
@@ -301,14 +317,14 @@ export function createGuardedAgent(
         const refusal = guardConnection(options, guard);
         return refusal ? refuse(refusal, callback) : super.createConnection(options, callback);
       }
-    })({ keepAlive: false, ...(tls.ca ? { ca: tls.ca } : {}) });
+    })({ ...connections, ...(tls.ca ? { ca: tls.ca } : {}) });
   }
   return new (class extends HttpAgent {
     override createConnection(options: ClientRequestArgs, callback?: Callback) {
       const refusal = guardConnection(options, guard);
       return refusal ? refuse(refusal, callback) : super.createConnection(options, callback);
     }
-  })({ keepAlive: false });
+  })(connections);
 }
 
 // ---------- the local escape hatch ----------

@@ -33,6 +33,13 @@ export interface OutboundClientOptions {
   resolve?: ResolveHost;
   /** Local runtime and tests only: a PEM CA that replaces the default roots, for a self-signed fake. */
   trustedCa?: string;
+  /**
+   * Reuse connections (per host and port) between requests: for a client kept for the life of the
+   * Lambda instance that calls the same few hosts often (look-ups). Each connection is still checked
+   * by the guard when it opens. A bodiless request that fails because a reused connection was
+   * already closed by the server is sent once more, on a new connection.
+   */
+  keepAlive?: boolean;
 }
 
 export interface OutboundRequest {
@@ -67,20 +74,19 @@ export function createOutboundClient(options: OutboundClientOptions = {}): Outbo
     ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
+  const pooling = { keepAlive: options.keepAlive === true };
   const agents = {
-    "http:": createGuardedAgent("http:", guard),
-    "https:": createGuardedAgent("https:", guard, options.trustedCa ? { ca: options.trustedCa } : {}),
+    "http:": createGuardedAgent("http:", guard, {}, pooling),
+    "https:": createGuardedAgent(
+      "https:",
+      guard,
+      options.trustedCa ? { ca: options.trustedCa } : {},
+      pooling,
+    ),
   };
 
-  return (outbound) => {
+  const sendOnce = (outbound: OutboundRequest, body: Buffer | undefined): Promise<OutboundResponse> => {
     const { url } = outbound;
-    if (url.protocol !== "https:" && url.protocol !== "http:") {
-      return Promise.reject(new TypeError("outbound requests need an http(s) URL"));
-    }
-    if (url.username !== "" || url.password !== "") {
-      return Promise.reject(new TypeError("outbound requests never carry credentials in the URL"));
-    }
-    const body = outbound.body === undefined ? undefined : Buffer.from(outbound.body);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise<OutboundResponse>((resolve, reject) => {
       const req = send(
@@ -100,10 +106,37 @@ export function createOutboundClient(options: OutboundClientOptions = {}): Outbo
         },
         (response) => resolve(wrap(response)),
       );
-      req.on("error", reject);
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        reject(Object.assign(error, { reusedConnection: req.reusedSocket }));
+      });
       req.end(body);
     });
   };
+
+  return (outbound) => {
+    const { url } = outbound;
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      return Promise.reject(new TypeError("outbound requests need an http(s) URL"));
+    }
+    if (url.username !== "" || url.password !== "") {
+      return Promise.reject(new TypeError("outbound requests never carry credentials in the URL"));
+    }
+    const body = outbound.body === undefined ? undefined : Buffer.from(outbound.body);
+    return sendOnce(outbound, body).catch((error: unknown) => {
+      // A pooled connection the server closed while idle: nothing was processed, so a request
+      // without a body is sent again, on a new (guarded) connection. Only once, and never a POST.
+      if (body === undefined && isStaleConnection(error) && !outbound.signal.aborted) {
+        return sendOnce(outbound, body);
+      }
+      throw error;
+    });
+  };
+}
+
+function isStaleConnection(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, reusedConnection } = error as NodeJS.ErrnoException & { reusedConnection?: boolean };
+  return reusedConnection === true && (code === "ECONNRESET" || code === "EPIPE");
 }
 
 function wrap(response: IncomingMessage): OutboundResponse {

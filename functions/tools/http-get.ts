@@ -88,9 +88,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 export function createHttpGet(options: HttpGetOptions = {}): HttpGet {
+  // Kept for the life of the instance (agent/services.ts): a turn's look-ups, and the next turns',
+  // mostly call the same shop, so its connections are reused (each still guarded when it opens).
   const send = createOutboundClient({
     ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    keepAlive: true,
   });
   const now = options.now ?? Date.now;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;

@@ -1,8 +1,8 @@
 /**
  * A local emulator of API Gateway HTTP API (payload format 2.0) in front of Lambda handlers.
  *
- * It reproduces what aws-facts.md lists for an emulator, so a test that passes here means the same
- * on the deployed stack:
+ * It reproduces the HTTP API behaviours our stack relies on, as AWS documents them, so a test that
+ * passes here means the same on the deployed stack:
  *  - routing: exact routes (`{name}` = one segment), else the `$default` route, else the gateway's
  *    `404 {"message":"Not Found"}` (HTTP APIs never answer 405 themselves);
  *  - Lambda authorizer (simple responses): identity-source pre-check (401 without invoking),

@@ -20,8 +20,7 @@ export class ChatbotConversationApi implements ICredentialType {
 		dark: 'file:../icons/chatbot.dark.svg',
 	};
 
-	documentationUrl =
-		'https://github.com/chatbot-conversation-api/chatbot-conversation-api/tree/main/n8n-nodes-chatbot-conversation#credentials';
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-chatbot-conversation#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -119,20 +119,26 @@ describe('package.json follows the community-node conventions', () => {
 });
 
 describe('publishing', () => {
-	const repository = packageJson.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+	it('names no made-up repository, homepage or author: the publisher sets repository (DEVELOPMENT.md)', () => {
+		const text = JSON.stringify(packageJson);
+		expect(text).not.toMatch(
+			/example\.(com|org)|chatbot-conversation-api\/chatbot-conversation-api/,
+		);
+		expect('homepage' in packageJson).toBe(false);
+		expect(packageJson.author).toEqual({ name: 'Chatbot Conversation API contributors' });
+		// Once set, npm provenance checks the URL against the repository it is published from.
+		if ('repository' in packageJson) {
+			expect(packageJson.repository).toEqual({
+				type: 'git',
+				url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/),
+				directory: 'n8n-nodes-chatbot-conversation',
+			});
+		}
+	});
 
-	it('names the GitHub repository it is built in, with its folder (npm provenance checks the URL)', () => {
-		expect(packageJson.repository).toEqual({
-			type: 'git',
-			url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/),
-			directory: 'n8n-nodes-chatbot-conversation',
-		});
-		expect(
-			packageJson.homepage.startsWith(
-				`${repository}/tree/main/${packageJson.repository.directory}`,
-			),
-		).toBe(true);
-		expect(new ChatbotConversationApi().documentationUrl.startsWith(`${repository}/`)).toBe(true);
+	it('links its documentation to the package page on npm, which shows its README', () => {
+		const page = `https://www.npmjs.com/package/${packageJson.name}`;
+		expect(new ChatbotConversationApi().documentationUrl.startsWith(`${page}#`)).toBe(true);
 	});
 
 	it('releases with n8n-node: `npm run release`, and publishing only from the release flow', () => {

@@ -1,5 +1,5 @@
 /**
- * A local Amazon Bedrock Runtime that speaks the Converse protocol (aws-facts.md §D):
+ * A local Amazon Bedrock Runtime that speaks the Converse protocol:
  * `POST /model/{modelId}/converse` with JSON, and `POST /model/{modelId}/converse-stream` with an
  * AWS event stream (binary frames with CRC32s, test/fakes/stream-steps.ts); AWS-style errors as
  * status + `x-amzn-ErrorType` + `{"message": …}`, over cleartext HTTP/2 as the SDK's default handler

@@ -54,7 +54,7 @@ describe("the HTTP API", () => {
           ? routeMiss
           : routes.find((candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey);
       const expected =
-        definition?.auth === "apiKey"
+        definition?.auth === "apiKey" || definition?.auth === "countApiKey"
           ? ["CUSTOM", "ApiKeyAuthorizer"]
           : definition?.auth === "manage"
             ? ["CUSTOM", "ManageAuthorizer"]

@@ -1,4 +1,4 @@
-/** POST /api/conversation (SPEC.md §4, CONTRACT.md §3–§4): happy paths, errors, and tenant isolation. */
+/** POST /api/conversation : happy paths, errors, and tenant isolation. */
 import { randomUUID } from "node:crypto";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-/** What the API answers outside the endpoints' own logic (CONTRACT.md §1, §6). */
+/** What the API answers outside the endpoints' own logic (docs/api.md: errors, unknown paths). */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";

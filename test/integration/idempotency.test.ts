@@ -1,4 +1,4 @@
-/** Idempotency-Key on both POST endpoints (CONTRACT.md §7): retries never create twice. */
+/** Idempotency-Key on both POST endpoints (docs/api.md "Idempotency-Key"): retries never create twice. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { api, newConversation, seedTenant, validationItems } from "#test/support/harness";

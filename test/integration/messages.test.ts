@@ -1,4 +1,4 @@
-/** POST /api/message and GET /api/conversation/{id}/messages (SPEC.md §4, CONTRACT.md §4, §7). */
+/** POST /api/message and GET /api/conversation/{id}/messages . */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { closeConversation } from "#functions/domain/conversations";

@@ -1,4 +1,4 @@
-/** Rate limiting (SPEC.md §8, CONTRACT.md §5): a token bucket per API key, exact under concurrency. */
+/** Rate limiting (docs/api.md "Rate limits"): a token bucket per API key, exact under concurrency. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { updateOrganization } from "#functions/domain/organizations";
@@ -179,6 +179,49 @@ describe("rate-limit headers beyond the routes' own answers", () => {
       expect(response.status).toBe(method === "GET" ? 404 : 405);
       expect(response.headers.get("x-ratelimit-limit")).toBeNull();
       expect(response.headers.get("www-authenticate")).toBeNull();
+    }
+  });
+
+  it("are on /ping and /openapi.json for a valid key, which take a token but are never refused", async () => {
+    const shop = await seedTenant({ rateLimit: 3 });
+    const inactive = await seedTenant({ rateLimit: 4, subscription: "inactive" });
+
+    const counted = [
+      await call("GET", "/ping", { key: shop.apiKey }),
+      await call("GET", "/openapi.json", { key: shop.apiKey }),
+      await call("GET", "/api/me", { key: shop.apiKey }),
+      // The bucket is empty now: a route would answer 429; these still answer.
+      await call("GET", "/ping", { key: shop.apiKey }),
+      await call("GET", "/openapi.json", { key: shop.apiKey }),
+    ];
+    const ofInactive = await call("GET", "/ping", { key: inactive.apiKey });
+
+    expect(counted.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(counted.map((response) => headersOf(response))).toEqual(
+      ["2", "1", "0", "0", "0"].map((remaining) => ({
+        limit: "3",
+        remaining,
+        reset: expect.stringMatching(/^\d+$/),
+      })),
+    );
+    expect(counted[3]?.body).toEqual({ message: "pong" });
+    expect(counted[3]?.headers.get("retry-after")).toBeNull();
+    expect(ofInactive.status).toBe(200);
+    expect(headersOf(ofInactive)).toMatchObject({ limit: "4", remaining: "4" });
+  });
+
+  it("are absent from /ping and /openapi.json without a valid key, which are served all the same", async () => {
+    const shop = await seedTenant({ rateLimit: 10 });
+    await revoke(shop);
+
+    for (const path of ["/ping", "/openapi.json"]) {
+      for (const authorization of [null, "Bearer not-a-key", `Bearer ${shop.apiKey}`, "Basic abc"]) {
+        const response = await call("GET", path, { authorization });
+        expect(response.status).toBe(200);
+        expect(response.headers.get("x-ratelimit-limit")).toBeNull();
+        expect(response.headers.get("www-authenticate")).toBeNull();
+        expect(response.headers.get("x-request-id")).toBeTruthy();
+      }
     }
   });
 

@@ -1,7 +1,7 @@
 /**
- * The shared security suite (CONTRACT.md §2), run against every route that takes an API key:
+ * The shared security suite (docs/api.md "Authentication"), run against every route that takes an API key:
  * no key, another scheme, a malformed, unknown, revoked or expired key, an inactive subscription.
- * Each answer must be the contract's exact body, never the gateway's own.
+ * Each answer must be the documented exact body, never the gateway's own.
  */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -203,7 +203,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const child = runtime;
     await waitFor(
       () => existsSync(demoFile) && existsSync(runtimeFile),
-      90_000,
+      300_000,
       () => {
         if (child.exitCode !== null) {
           throw new Error(`the local runtime exited (${child.exitCode}):\n${readFileSync(logFile, "utf8")}`);

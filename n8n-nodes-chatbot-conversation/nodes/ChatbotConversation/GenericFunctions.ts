@@ -55,7 +55,7 @@ function formatLocation(loc: unknown): string {
 }
 
 /**
- * Turns an error response of the API (`{"detail": …}`, CONTRACT.md) into the message and
+ * Turns an error response of the API (`{"detail": …}`) into the message and
  * description of an n8n error: the API's own words first, the HTTP status in the description.
  */
 export function describeApiError(

@@ -1,5 +1,5 @@
 /**
- * Fake Lightspeed eCom C-Series (platform-apis.md §3): `/{lang}/orders.json` (`number`, `limit` ≤
+ * Fake Lightspeed eCom C-Series: `/{lang}/orders.json` (`number`, `limit` ≤
  * 250, `page`), `/{lang}/orders/{id}.json`, `/{lang}/shipments.json?order={id}`, Basic
  * `api_key:api_secret`, the `{"error":{code,method,request,message}}` envelope, and the
  * three-window `X-RateLimit-*` headers (5 min / hour / day).

@@ -1,5 +1,5 @@
 /**
- * Fake Picqer API v1 (platform-apis.md §5): `/api/v1/orders` (`reference`, `orderid`,
+ * Fake Picqer API v1: `/api/v1/orders` (`reference`, `orderid`,
  * `emailaddress` exact, fuzzy `search`, `offset` in steps of 100; bare array), `/orders/{idorder}`,
  * `/api/v1/picklists/{id}/shipments`, Basic auth with the API key as user name (password ignored),
  * a required User-Agent, the `{"error":true,"error_code","error_message"}` body, and

@@ -1,5 +1,5 @@
 /**
- * Fake Sendcloud API v2 (platform-apis.md §4): `/api/v2/parcels` (`tracking_number`,
+ * Fake Sendcloud API v2: `/api/v2/parcels` (`tracking_number`,
  * `order_number`, `external_reference`, `ids` equality filters; `{next, previous, parcels}`),
  * `/api/v2/parcels/{id}`, Basic `public_key:secret_key`, the `{"error":{code,request,message}}`
  * envelope, and a bare 429 (Sendcloud documents no rate headers).

@@ -1,5 +1,5 @@
 /**
- * Fake Shopify Admin REST 2024-01 (platform-apis.md §2): only `/admin/api/2024-01/orders.json` and
+ * Fake Shopify Admin REST 2024-01: only `/admin/api/2024-01/orders.json` and
  * `/orders/{id}.json`, `X-Shopify-Access-Token`, `name` filter ("#1001" or "1001"), `status`
  * (default open: closed and cancelled orders hidden unless `status=any`), `limit` ≤ 250, unknown
  * parameters such as `email` ignored, `X-Shopify-Shop-Api-Call-Limit` and `X-Shopify-API-Version`

@@ -1,5 +1,5 @@
 /**
- * Fake WooCommerce REST v3 (platform-apis.md §1): `/wp-json/wc/v3/orders` (fuzzy `search`, numeric
+ * Fake WooCommerce REST v3: `/wp-json/wc/v3/orders` (fuzzy `search`, numeric
  * term also matching the ID, `per_page`/`page`, X-WP-Total headers), `/orders/{id}`, the Shipment
  * Tracking extension route, Basic auth or the consumer_key/consumer_secret query fallback, WP error
  * bodies, unknown parameters ignored, no rate headers (core has none).

@@ -1,4 +1,4 @@
-/** zod issues → Pydantic v2 / FastAPI items (CONTRACT.md §3). */
+/** zod issues → Pydantic v2 / FastAPI items (docs/api.md "Validation errors"). */
 import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { uuid } from "#functions/http/schemas";

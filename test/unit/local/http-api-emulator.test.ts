@@ -1,4 +1,4 @@
-/** The local API Gateway emulator reproduces HTTP API behaviour (aws-facts.md, "ten behaviours"). */
+/** The local API Gateway emulator reproduces HTTP API behaviour (the behaviours listed at the top of lib/local/http-api-emulator.ts). */
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import {

@@ -294,3 +294,71 @@ describe("http-get: public hosts only", () => {
     expect(await exact(request("/x"))).toMatchObject({ kind: "ok" });
   });
 });
+
+describe("http-get: kept-alive connections", () => {
+  it("reuses one connection for look-ups to the same shop", async () => {
+    // Prepare: one client, as a Lambda instance keeps it
+    let connections = 0;
+    const count = () => connections++;
+    server.on("connection", count);
+    const shared = local();
+    try {
+      // Act
+      const results = [await shared(request("/orders/1")), await shared(request("/orders/2"))];
+      // Assess
+      expect(results.map((result) => result.kind)).toEqual(["ok", "ok"]);
+      expect(seen).toHaveLength(2);
+      expect(connections).toBe(1);
+    } finally {
+      server.off("connection", count);
+    }
+  });
+
+  it("still refuses a private address with a connection to an allowed one open", async () => {
+    // Prepare: a kept connection to the allowed fake, and host names resolving to it and elsewhere
+    const shared = local({
+      resolve: async (host) => [{ address: host === "shop.test" ? "127.0.0.1" : "10.0.0.7", family: 4 }],
+    });
+    expect(await shared(request("/warm"))).toMatchObject({ kind: "ok" });
+    // Act
+    const refused = [
+      await shared(request(`http://127.0.0.1:${port + 1}/x`)),
+      await shared(request(`http://private.test:${port}/x`)),
+      await shared(request(`http://[::ffff:7f00:1]:${port}/x`)),
+    ];
+    const viaName = await shared(request(`http://shop.test:${port}/y`));
+    // Assess
+    expect(refused).toEqual(Array(3).fill({ kind: "unavailable", reason: "blocked_host" }));
+    expect(viaName).toMatchObject({ kind: "ok" });
+    expect(seen.map((entry) => entry.url)).toEqual(["/warm", "/y"]);
+  });
+
+  it("sends a look-up again on a new connection when the kept one was closed by the server", async () => {
+    // Prepare: the server drops a kept connection when the next request arrives on it (as one does
+    // that closed it while idle, before the client noticed), answering only on fresh connections
+    let connections = 0;
+    const count = () => connections++;
+    server.on("connection", count);
+    const served = new WeakSet<object>();
+    handler = (req, res) => {
+      if (served.has(req.socket)) {
+        req.socket.destroy();
+        return;
+      }
+      served.add(req.socket);
+      json(200, [])(req, res);
+    };
+    const shared = local();
+    try {
+      expect(await shared(request("/a"))).toMatchObject({ kind: "ok" });
+      // Act
+      const second = await shared(request("/b"));
+      // Assess: the reset connection was given up, and the look-up sent again on a new one
+      expect(second).toMatchObject({ kind: "ok" });
+      expect(connections).toBe(2);
+      expect(seen.map((entry) => entry.url)).toEqual(["/a", "/b", "/b"]);
+    } finally {
+      server.off("connection", count);
+    }
+  });
+});

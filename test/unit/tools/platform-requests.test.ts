@@ -1,6 +1,6 @@
 /**
- * The requests each template actually sends (method, path, query, auth), as platform-apis.md
- * describes them, and the platform quirks the templates must handle.
+ * The requests each template actually sends (method, path, query, auth), as each platform's
+ * API documentation describes them, and the platform quirks the templates must handle.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { HttpGet, HttpGetRequest } from "#functions/tools/http-get";
