@@ -141,9 +141,15 @@ export const calls = {
   authenticates: (call: TableCall) => call.body.includes('"S":"APIKEY#'),
   /** The write that claims an Idempotency-Key. */
   claimsIdempotencyKey: (call: TableCall) => call.operation === "PutItem" && call.body.includes('"S":"IDEM#'),
-  /** A message turn's claim of its turn number on the conversation. */
-  claimsTurn: (call: TableCall) => call.operation === "UpdateItem" && call.body.includes("ADD turns"),
-  /** The write that stores a turn's visitor message. */
+  /** A message turn's first read: its conversation (beside its latest messages). */
+  readsTurnStart: (call: TableCall) =>
+    call.operation === "GetItem" &&
+    call.body.includes('"SK":{"S":"CONV"}') &&
+    call.body.includes("ConsistentRead"),
+  /** A message turn's claim of its turn number on the conversation (the visitor's message with it). */
+  claimsTurn: (call: TableCall) =>
+    call.operation === "TransactWriteItems" && call.body.includes("turns = :seen"),
+  /** The write that stores a turn's visitor message (the turn's claim). */
   storesVisitorMessage: (call: TableCall) => /"S":"MSG#\d{10}#00"/.test(call.body),
   /** The write that stores a turn's (first) reply. */
   storesReply: (call: TableCall) => /"S":"MSG#\d{10}#01"/.test(call.body),
