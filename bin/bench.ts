@@ -7,7 +7,9 @@
  *    SDK clients and commands imported and nothing else, and the same clients also constructed.
  * 2. DynamoDB calls per request on a warm path, and the capacity units they consume, counted by a
  *    proxy in front of DynamoDB Local that reads each call (and asks DynamoDB Local for its
- *    consumed capacity), split into the key check's and the handler's.
+ *    consumed capacity), split into the key check's and the handler's; and the sequential round
+ *    trips of each kind of message turn (the longest chain of calls each sent after the previous
+ *    one was answered, the proxy holding every answer a while: test/support/round-trips.ts).
  * 3. A message turn: the handler's own time with a zero-delay local model, streaming or not, and
  *    the key check's (the authorizer's, or the stream function's own).
  * 4. Time to first token and to the complete reply, streaming against non-streaming, with a local
@@ -52,6 +54,7 @@ import { signIn } from "#lib/sign-in";
 import { converseStream, converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { sequentialRoundTrips } from "#test/support/round-trips";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -256,6 +259,9 @@ interface Call {
   partitionKey: string;
   writeUnits: number;
   readUnits: number;
+  /** performance.now() when the call arrived, and when its answer went back. */
+  startedAt: number;
+  endedAt: number;
 }
 
 /**
@@ -267,10 +273,15 @@ async function countingProxy(target: string): Promise<{
   url: string;
   calls: Call[];
   onCall: ((call: Call) => void) | undefined;
+  /** Holds every answer this long (to count round trips: calls sent together then overlap beyond doubt). */
+  holdMs: number;
   close(): Promise<void>;
 }> {
   const calls: Call[] = [];
-  const hooks: { onCall: ((call: Call) => void) | undefined } = { onCall: undefined };
+  const hooks: { onCall: ((call: Call) => void) | undefined; holdMs: number } = {
+    onCall: undefined,
+    holdMs: 0,
+  };
   const upstream = new URL(target);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -279,7 +290,14 @@ async function countingProxy(target: string): Promise<{
       let body = Buffer.concat(chunks);
       const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
       const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      const call: Call = { operation, partitionKey, writeUnits: 0, readUnits: 0 };
+      const call: Call = {
+        operation,
+        partitionKey,
+        writeUnits: 0,
+        readUnits: 0,
+        startedAt: performance.now(),
+        endedAt: Number.NaN,
+      };
       // The webhook pipeline works after the request, on its own keys; it is counted in section 8.
       if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) {
         calls.push(call);
@@ -307,9 +325,13 @@ async function countingProxy(target: string): Promise<{
           response.on("end", () => {
             const text = Buffer.concat(answer);
             countUnits(call, text.toString());
-            if (res.destroyed) return;
-            res.writeHead(response.statusCode ?? 500, response.headers);
-            res.end(text);
+            const give = () => {
+              if (res.destroyed) return;
+              res.writeHead(response.statusCode ?? 500, response.headers);
+              res.end(text, () => (call.endedAt = performance.now()));
+            };
+            if (hooks.holdMs > 0) setTimeout(give, hooks.holdMs);
+            else give();
           });
         },
       );
@@ -326,6 +348,12 @@ async function countingProxy(target: string): Promise<{
     },
     set onCall(hook) {
       hooks.onCall = hook;
+    },
+    get holdMs() {
+      return hooks.holdMs;
+    },
+    set holdMs(ms) {
+      hooks.holdMs = ms;
     },
     close: () =>
       new Promise<void>((done) => {
@@ -424,7 +452,26 @@ interface TokenFigures {
   streamed: { first: number; full: number };
 }
 
+/** Sequential table round trips of each kind of turn (the key check not counted). */
+interface RoundTripRow {
+  name: string;
+  status: number;
+  roundTrips: number;
+  /** Measured the same way on the turn before it was brought to its floor. */
+  before: number;
+}
+
+/**
+ * A turn's sequential round trips before its restructuring (the claim of the turn number, then the
+ * chatbot with the history, then the visitor's message, then the replies; with an Idempotency-Key
+ * its claim first), measured with this bench's method on that code.
+ */
+const ROUND_TRIPS_BEFORE = { plain: 4, idempotent: 5 } as const;
+/** How long the proxy holds each answer while round trips are counted. */
+const ROUND_TRIP_HOLD_MS = 100;
+
 interface Measured {
+  roundTrips: RoundTripRow[];
   rows: CountedRow[];
   turn: TurnFigures;
   tokens: TokenFigures;
@@ -620,6 +667,53 @@ async function measureCalls(): Promise<Measured> {
       rows.push(countedRow(name, status, proxy.calls));
     }
 
+    // Each kind of turn again, every answer held: its sequential round trips.
+    const turnKinds: [string, keyof typeof ROUND_TRIPS_BEFORE, () => Promise<{ status: number }>][] = [
+      [
+        "POST /api/message",
+        "plain",
+        () => send("POST", "/api/message", { conversation_id: conversationId, message: "hello" }),
+      ],
+      [
+        "POST /api/message + Idempotency-Key",
+        "idempotent",
+        () =>
+          send(
+            "POST",
+            "/api/message",
+            { conversation_id: conversationId, message: "hi" },
+            { "idempotency-key": randomUUID() },
+          ),
+      ],
+      [
+        "POST /api/message/stream",
+        "plain",
+        () => stream({ conversation_id: conversationId, message: "hello" }),
+      ],
+      [
+        "POST /api/message/stream + Idempotency-Key",
+        "idempotent",
+        () => stream({ conversation_id: conversationId, message: "hi" }, { "idempotency-key": randomUUID() }),
+      ],
+    ];
+    const roundTrips: RoundTripRow[] = [];
+    proxy.holdMs = ROUND_TRIP_HOLD_MS;
+    try {
+      for (const [name, kind, run] of turnKinds) {
+        proxy.calls.length = 0;
+        const { status } = await run();
+        const turnCalls = proxy.calls.filter((call) => !byKeyCheck(call));
+        roundTrips.push({
+          name,
+          status,
+          roundTrips: sequentialRoundTrips(turnCalls),
+          before: ROUND_TRIPS_BEFORE[kind],
+        });
+      }
+    } finally {
+      proxy.holdMs = 0;
+    }
+
     // A look-up turn (scripted engine, WooCommerce on the runtime's sample shop): the order number
     // and e-mail in one message, first asked (cache miss), then asked again (answered from cache).
     const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
@@ -751,7 +845,7 @@ async function measureCalls(): Promise<Measured> {
       }
       stalled.push(row);
     }
-    return { rows, turn, tokens, stalled };
+    return { roundTrips, rows, turn, tokens, stalled };
   } finally {
     await runtime.stop();
     await proxy.close();
@@ -951,7 +1045,7 @@ const callsOnly = process.argv.includes("--calls");
 try {
   if (!callsOnly) await reportSizes();
 
-  const { rows, turn, tokens, stalled } = await measureCalls();
+  const { roundTrips, rows, turn, tokens, stalled } = await measureCalls();
   console.log(
     "\n2. DynamoDB calls per request, warm path (counted at DynamoDB Local; units as it reports them)\n",
   );
@@ -966,6 +1060,12 @@ try {
   console.log(
     "\n(Without X-Organization-Id, the management authorizer first reads the person's memberships: that Query is\ncounted under handler above.)",
   );
+  console.log(
+    `\nSequential table round trips of a turn (the key check before it not counted; each answer held ${ROUND_TRIP_HOLD_MS} ms while counting)\n`,
+  );
+  for (const row of roundTrips) {
+    console.log(`  ${pad(row.name, 46)}${pad(String(row.status), 8)}${row.before} → ${row.roundTrips}`);
+  }
   console.log(`\n3. A message turn against a zero-delay local model (Bedrock fake, ${TURNS} turns each)\n`);
   for (const id of ["SendMessage", "StreamMessage"] as const) {
     const figures = turn.handlerMs[id];

@@ -1,27 +1,28 @@
 /**
  * Conversation turns (POST /api/message) and history (GET …/messages).
  *
- * Main course of a turn:
- *   1. claim the next turn number on the conversation (one conditional UpdateItem: it exists in
- *      this organization → else 404, it is open → else 409);
- *   2. in parallel: read the chatbot (settings, knowledge, tools: one Query), the windowed history
- *      (one Query) and the visitor's attachments (decoded or fetched);
- *   3. store the visitor's message — before any model runs, so nothing accepted is lost;
- *   4. run the chatbot's engine under a deadline well inside the gateway's 30 s; any failure or
- *      timeout gives the chatbot's fallback reply instead (logged with the request id);
- *   5. store the reply with its token usage and model latency, and return it; in the same round
- *      trip, keep on the conversation the look-up details the visitor gave (one UpdateItem, only
- *      when they changed), so a later turn can complete a look-up, and count the turn in the
- *      chatbot's usage of the day (one UpdateItem).
+ * A turn waits for three table round trips, one after the other; everything else runs beside them:
+ *   1. read the conversation and its latest messages (a GetItem and a Query, together; begun
+ *      alongside the Idempotency-Key's claim when the request has one: `readTurnStart`), → 404
+ *      when it is not this organization's, 409 when it is closed;
+ *   2. claim the turn and store the visitor's message in one transaction (`claimTurn`): the turn
+ *      number is the one after the number read (optimistic: a turn that took it first makes this
+ *      one read again and retry), the conversation must still be open and its chatbot must still
+ *      exist (deleted → 409, as closed), and with an Idempotency-Key the key's record takes the
+ *      turn number in the same transaction. Beside it, the chatbot (settings, knowledge, tools: one
+ *      Query). The visitor's message is stored before any model runs, so nothing accepted is lost;
+ *   3. run the chatbot's engine under a deadline well inside the gateway's 30 s (any failure or
+ *      timeout gives the chatbot's fallback reply, logged with the request id), then store the
+ *      replies (with an Idempotency-Key, in one transaction with the key's completion); beside that
+ *      write, keep on the conversation the look-up details the visitor gave (only when they
+ *      changed) and count the turn in the chatbot's usage of the day.
  * Message sort keys are `MSG#{turn}#{index}`: the turn number orders turns, index 00 is the
  * visitor's message and 01… the chatbot's replies, so a history page reads in conversation order.
  *
- * With an Idempotency-Key, steps 3 and 5 go through the key's fence (domain/idempotency.ts): the
- * visitor's message is stored in one transaction with the turn number on the key's record, the
- * replies in one transaction with the key's completion, and only the attempt owning the key can
- * write either. A retry that takes over a key whose record holds a turn completes that turn (steps
- * 2, 4, 5 for the same turn number) instead of claiming a new one; a turn number claimed by an
- * attempt that stored nothing stays unused. So one key is one turn, whatever fails and whenever.
+ * With an Idempotency-Key, only the attempt owning the key can make the writes of 2 and 3
+ * (domain/idempotency.ts). A retry that takes over a key whose record holds a turn completes that
+ * turn (3, with the same turn number, its history read in 1) instead of claiming a new one. So one
+ * key is one turn, whatever fails and whenever.
  *
  * A streamed turn (POST /api/message/stream) is the same turn with a listener (`stream`): told when
  * the visitor's message is stored and the reply begins, handed the first reply message's text as the
@@ -29,11 +30,13 @@
  * stored does not depend on it.
  */
 import { randomUUID } from "node:crypto";
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   BatchWriteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
@@ -44,9 +47,9 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
-import { AppError } from "#functions/errors";
+import { AppError, serviceUnavailable } from "#functions/errors";
 import { describeError, log } from "#functions/log";
-import { putNewAction, refusedItem } from "#functions/store/conditions";
+import { cancellationReasons, putNewAction, type TransactAction } from "#functions/store/conditions";
 import {
   type ConversationRecord,
   type ConversationStatus,
@@ -134,6 +137,8 @@ export interface SendMessageInput {
   remainingTimeMs: number;
   /** The Idempotency-Key's fence, when the request carries one. */
   fence?: WorkFence<TurnResult>;
+  /** The turn's first read (`readTurnStart`), when begun alongside the Idempotency-Key's claim. */
+  start?: Promise<TurnStart>;
   /** Listens to a streamed turn. */
   stream?: TurnStream;
 }
@@ -168,38 +173,26 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     Math.max(0, deadline - ctx.clock()),
   );
   try {
+    // Round trip 1 (begun alongside the Idempotency-Key's claim when there is one).
+    const start = await (input.start ?? readTurnStart(ctx, input.organizationId, input.conversationId));
     // The turn an earlier attempt with this Idempotency-Key began (its visitor message is stored).
     const resumed = input.fence?.progress.turn;
-    const conversation =
-      resumed === undefined
-        ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started))
-        : await readConversation(ctx, input.organizationId, input.conversationId);
-    const turn = resumed ?? conversation.turns;
-    if (resumed !== undefined) log.info("completing a turn an earlier attempt began", { turn });
+    if (resumed === undefined) checkTakesMessages(start.conversation);
+    else log.info("completing a turn an earlier attempt began", { turn: resumed });
 
-    const [attachments, bundle, history] = await Promise.all([
+    // Round trip 2: the chatbot, beside the turn's claim (or, completing a turn, its history).
+    const [bundle, begun] = await Promise.all([
+      loadChatbotBundle(ctx, input.organizationId, start.conversation.chatbotId),
       resumed === undefined
-        ? ctx.agent.resolveAttachments(input.attachments, abort.signal)
-        : resolveAttachmentsAgain(ctx, input.attachments, abort.signal),
-      loadChatbotBundle(ctx, input.organizationId, conversation.chatbotId),
-      readHistory(ctx, conversation, turn),
+        ? ctx.agent
+            .resolveAttachments(input.attachments, abort.signal)
+            .then((attachments) => claimTurn(ctx, input, start, attachments, started))
+        : resumeTurn(ctx, input, start, resumed, abort.signal),
     ]);
     // The chatbot was deleted (management API): its conversations take no more messages.
     if (!bundle) throw new AppError("conversation_closed");
+    const { conversation, turn, history, attachments } = begun;
 
-    const visitorMessage: MessageRecord = {
-      messageId: randomUUID(),
-      conversationId: conversation.conversationId,
-      chatbotId: conversation.chatbotId,
-      turn,
-      index: 0,
-      role: "user",
-      content: input.message,
-      attachments: attachments.map((attachment) => attachment.stored),
-      createdAt: isoTime(started),
-    };
-    if (resumed === undefined)
-      await storeVisitorMessage(ctx, input.organizationId, visitorMessage, input.fence);
     const firstReplyId = randomUUID();
     input.stream?.started({
       conversationId: conversation.conversationId,
@@ -239,6 +232,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
     }));
     const result: TurnResult = { conversationId: conversation.conversationId, messages: replies };
+    // Round trip 3: the replies, with what goes beside them.
     await Promise.all([
       storeReplies(ctx, input.organizationId, result, input.fence),
       keepCollected(ctx, conversation, reply.collected),
@@ -262,83 +256,206 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
   }
 }
 
-/** Claims the turn number; the same write marks the activity that orders the conversation listings. */
-async function claimTurn(
+/** What a turn reads before it writes anything: its conversation and latest messages. */
+export interface TurnStart {
+  conversation: ConversationRecord;
+  /** The conversation's latest messages (at most HISTORY_READ_LIMIT), oldest first. */
+  recent: MessageRecord[];
+}
+
+/**
+ * A turn's first round trip: the conversation (→ 404 when it is not in this organization) and its
+ * latest messages, read together. Only reads, so it can run beside the Idempotency-Key's claim.
+ */
+export async function readTurnStart(
   ctx: DomainContext,
   organizationId: string,
   conversationId: string,
-  now: string,
-): Promise<ConversationRecord> {
-  try {
-    const result = await ctx.db.client.send(
-      new UpdateCommand({
+): Promise<TurnStart> {
+  const [conversation, recent] = await Promise.all([
+    ctx.db.client.send(
+      new GetCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.conversation(organizationId, conversationId),
+        // The turn number claimed next is the one after this read's: read the latest.
+        ConsistentRead: true,
+      }),
+    ),
+    ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk AND begins_with(SK, :messages)",
+        ExpressionAttributeValues: {
+          ":pk": prefixes.conversationPartition(organizationId, conversationId),
+          ":messages": prefixes.messages,
+        },
+        ScanIndexForward: false,
+        Limit: HISTORY_READ_LIMIT,
+      }),
+    ),
+  ]);
+  if (!conversation.Item) throw new AppError("conversation_not_found");
+  return {
+    conversation: records.conversation(conversation.Item),
+    recent: (recent.Items ?? []).map(records.message).reverse(),
+  };
+}
+
+/** A conversation a new turn may begin in: open (a closed one answers 409 before anything is written). */
+function checkTakesMessages(conversation: ConversationRecord): void {
+  if (conversation.status !== "open") throw new AppError("conversation_closed");
+}
+
+/** A turn whose visitor message is stored: the conversation as it now is, the turn and what the model sees. */
+interface BegunTurn {
+  conversation: ConversationRecord;
+  turn: number;
+  /** The messages before this turn, oldest first (at most HISTORY_READ_LIMIT). */
+  history: MessageRecord[];
+  attachments: ResolvedAttachment[];
+}
+
+/** How often a turn reads again and retries when other turns of its conversation claimed its number first. */
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * Claims the next turn number and stores the visitor's message, in one transaction (round trip 2):
+ * the conversation still at the turn number read, still open (→ 409) and present (→ 404), its
+ * chatbot still present (deleted → 409), the message new; with an Idempotency-Key, the key's record
+ * takes the turn number in the same transaction. The same write marks the activity that orders the
+ * conversation listings.
+ */
+async function claimTurn(
+  ctx: DomainContext,
+  input: SendMessageInput,
+  first: TurnStart,
+  attachments: ResolvedAttachment[],
+  started: number,
+): Promise<BegunTurn> {
+  let start = first;
+  for (let attempt = 1; ; attempt++) {
+    const { conversation } = start;
+    checkTakesMessages(conversation);
+    const turn = conversation.turns + 1;
+    const visitorMessage: MessageRecord = {
+      messageId: randomUUID(),
+      conversationId: conversation.conversationId,
+      chatbotId: conversation.chatbotId,
+      turn,
+      index: 0,
+      role: "user",
+      content: input.message,
+      attachments: attachments.map((attachment) => attachment.stored),
+      createdAt: isoTime(started),
+    };
+    const outcome = await writeTurnClaim(ctx, conversation, visitorMessage, input.fence);
+    if (outcome === "claimed") {
+      return {
+        conversation: { ...conversation, turns: turn, lastActivityAt: visitorMessage.createdAt },
+        turn,
+        history: start.recent.filter((message) => message.turn < turn),
+        attachments,
+      };
+    }
+    if (attempt >= CLAIM_ATTEMPTS) {
+      throw serviceUnavailable(new Error(`turn number still contended after ${attempt} attempts`));
+    }
+    log.info("another turn of the conversation claimed the number first; reading again", { turn });
+    start = await readTurnStart(ctx, conversation.organizationId, conversation.conversationId);
+  }
+}
+
+/** The claim transaction; "taken" when another turn claimed the number first (nothing was written). */
+async function writeTurnClaim(
+  ctx: DomainContext,
+  conversation: ConversationRecord,
+  visitorMessage: MessageRecord,
+  fence: WorkFence<TurnResult> | undefined,
+): Promise<"claimed" | "taken"> {
+  const { organizationId, conversationId } = conversation;
+  const now = visitorMessage.createdAt;
+  const actions: TransactAction[] = [
+    {
+      Update: {
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
         UpdateExpression:
-          "ADD turns :one SET lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
-        ConditionExpression: "attribute_exists(PK) AND #status = :open",
+          "SET turns = :turn, lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
+        ConditionExpression: "attribute_exists(PK) AND #status = :open AND turns = :seen",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: {
-          ":one": 1,
+          ":turn": visitorMessage.turn,
+          ":seen": conversation.turns,
           ":open": "open",
           ":now": now,
           ":sortKey": conversationActivityKey("open", now, conversationId),
           ":orgConversations": gsi2.conversationsPartition(organizationId),
         },
-        ReturnValues: "ALL_NEW",
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-      }),
-    );
-    return records.conversation(result.Attributes ?? {});
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: ctx.db.tableName,
+        Key: keys.chatbot(organizationId, conversation.chatbotId),
+        ConditionExpression: "attribute_exists(PK)",
+      },
+    },
+    {
+      Put: {
+        TableName: ctx.db.tableName,
+        Item: items.message(organizationId, visitorMessage),
+        ConditionExpression: "attribute_not_exists(PK)",
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      },
+    },
+  ];
+  try {
+    if (fence) await fence.record(actions, { turn: visitorMessage.turn });
+    else await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
+    return "claimed";
   } catch (error) {
-    const stored = refusedItem(error);
-    throw new AppError(stored ? "conversation_closed" : "conversation_not_found");
+    // The fence reports a conflicting transaction as a 503; for the claim it is a lost race.
+    const refusal = error instanceof AppError && error.code === "service_unavailable" ? error.cause : error;
+    if (!(refusal instanceof TransactionCanceledException)) throw error;
+    const [onConversation, onChatbot, onMessage] = cancellationReasons(refusal);
+    // The SDK sent this very transaction again after a timeout, and the first one had landed.
+    if (onMessage?.failed && onMessage.item?.messageId === visitorMessage.messageId) return "claimed";
+    if (onConversation?.code === "ConditionalCheckFailed") {
+      if (!onConversation.item) throw new AppError("conversation_not_found");
+      if (onConversation.item.status !== "open") throw new AppError("conversation_closed");
+      return "taken";
+    }
+    if (onChatbot?.code === "ConditionalCheckFailed") throw new AppError("conversation_closed");
+    if (onMessage?.code === "ConditionalCheckFailed") return "taken";
+    if (cancellationReasons(refusal).some((reason) => reason.code === "TransactionConflict")) return "taken";
+    throw error;
   }
-}
-
-/** The conversation of a turn being completed; its status no longer matters (the turn began). */
-async function readConversation(
-  ctx: DomainContext,
-  organizationId: string,
-  conversationId: string,
-): Promise<ConversationRecord> {
-  const { Item } = await ctx.db.client.send(
-    new GetCommand({ TableName: ctx.db.tableName, Key: keys.conversation(organizationId, conversationId) }),
-  );
-  if (!Item) throw new AppError("conversation_not_found");
-  return records.conversation(Item);
 }
 
 /**
- * The attachments of a turn being completed: they were read once already (the visitor's message
- * stores their references); if they cannot be read again, the model answers without the images.
+ * A turn an earlier attempt with this Idempotency-Key began: its messages before it (the latest
+ * read in round trip 1 may be spent on later turns, then they are read again), and its attachments
+ * again (they were read once already: the visitor's message stores their references; if they cannot
+ * be read again, the model answers without the images).
  */
-async function resolveAttachmentsAgain(
+async function resumeTurn(
   ctx: TurnContext,
-  attachments: readonly AttachmentInput[],
+  input: SendMessageInput,
+  start: TurnStart,
+  turn: number,
   signal: AbortSignal,
-): Promise<ResolvedAttachment[]> {
-  try {
-    return await ctx.agent.resolveAttachments(attachments, signal);
-  } catch (error) {
-    log.warn("attachments could not be read again; answering without them", describeError(error));
-    return [];
-  }
-}
-
-/** Stores the visitor's message; with an Idempotency-Key, with the turn number on the key's record. */
-async function storeVisitorMessage(
-  ctx: DomainContext,
-  organizationId: string,
-  message: MessageRecord,
-  fence: WorkFence<TurnResult> | undefined,
-): Promise<void> {
-  const item = items.message(organizationId, message);
-  if (fence) {
-    await fence.record([putNewAction(ctx.db.tableName, item)], { turn: message.turn });
-    return;
-  }
-  await ctx.db.client.send(new PutCommand({ TableName: ctx.db.tableName, Item: item }));
+): Promise<BegunTurn> {
+  const before = start.recent.filter((message) => message.turn < turn);
+  const complete = start.recent.length < HISTORY_READ_LIMIT || before.length === start.recent.length;
+  const [history, attachments] = await Promise.all([
+    complete ? before : readHistory(ctx, start.conversation, turn),
+    ctx.agent.resolveAttachments(input.attachments, signal).catch((error: unknown) => {
+      log.warn("attachments could not be read again; answering without them", describeError(error));
+      return [];
+    }),
+  ]);
+  return { conversation: start.conversation, turn, history, attachments };
 }
 
 /** Stores the replies; with an Idempotency-Key, in one transaction with the key's completion. */
@@ -357,7 +474,7 @@ async function storeReplies(
   );
 }
 
-/** The messages before `turn`, oldest first: enough for the model's window and the tools' visitor texts. */
+/** The messages before `turn`, oldest first: enough for the model's window and the tools' visitor texts (a turn being completed). */
 async function readHistory(
   ctx: DomainContext,
   conversation: ConversationRecord,

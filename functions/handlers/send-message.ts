@@ -3,10 +3,11 @@
 import * as z from "zod/mini";
 import { agentServicesFromEnvironment } from "#functions/agent/services";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
+import { readTurnStart, sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentInputs, messageBody as body, replyMessage } from "#functions/http/message-schemas";
+import { readAhead } from "#functions/http/read-ahead";
 
 const response = z.object({
   conversation_id: z.string(),
@@ -32,6 +33,10 @@ const ctx: TurnContext = Object.assign(contextFromEnvironment("turn"), {
   agent: agentServicesFromEnvironment(),
   ...(process.env.TURN_BUDGET_MS ? { turnBudgetMs: Number(process.env.TURN_BUDGET_MS) } : {}),
 });
+/** The turn's first read, begun alongside the Idempotency-Key's claim. */
+const turnStart = readAhead((caller, request: z.output<typeof body>) =>
+  readTurnStart(ctx, caller.organizationId, request.conversation_id),
+);
 
 const render = (turn: TurnResult) => ({
   body: {
@@ -54,9 +59,10 @@ export const handler = apiHandler(
       message: body.message,
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
+      start: turnStart.take(caller, body),
       ...(idempotency ? { fence: idempotency.fence(render) } : {}),
     });
     return render(turn);
   },
-  { idempotency: (route) => idempotencyMiddleware(route, () => ctx) },
+  { idempotency: (route) => idempotencyMiddleware(route, () => ctx, { alongsideClaim: turnStart.begin }) },
 );

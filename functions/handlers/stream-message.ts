@@ -14,7 +14,7 @@ import { PassThrough, Readable } from "node:stream";
 import * as z from "zod/mini";
 import { agentServicesFromEnvironment } from "#functions/agent/services";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
+import { readTurnStart, sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
 import type { RouteContract } from "#functions/http/api-handler";
 import { apiKeyVerdict } from "#functions/http/api-key-verdict";
 import {
@@ -26,6 +26,7 @@ import {
 } from "#functions/http/event-stream";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentInputs, messageBody as body, replyMessage } from "#functions/http/message-schemas";
+import { readAhead } from "#functions/http/read-ahead";
 import { apiStreamHandler } from "#functions/http/stream-handler";
 import { describeError, log } from "#functions/log";
 import type { ConversationStatus } from "#functions/store/items";
@@ -82,6 +83,10 @@ const ctx: TurnContext = Object.assign(contextFromEnvironment("turn"), {
   agent: agentServicesFromEnvironment(),
   ...(process.env.TURN_BUDGET_MS ? { turnBudgetMs: Number(process.env.TURN_BUDGET_MS) } : {}),
 });
+/** The turn's first read, begun alongside the Idempotency-Key's claim. */
+const turnStart = readAhead((caller, request: z.output<typeof body>) =>
+  readTurnStart(ctx, caller.organizationId, request.conversation_id),
+);
 /** The bearer key is checked with the authorizer's own (short) table budget. */
 const authorizerCtx = contextFromEnvironment("authorizer");
 
@@ -100,6 +105,7 @@ export const handler = apiStreamHandler(
       message: body.message,
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
+      start: turnStart.take(caller, body),
       ...(idempotency
         ? { fence: idempotency.fence((result: TurnResult) => ({ body: streamedTurnBody(result, status) })) }
         : {}),
@@ -134,7 +140,8 @@ export const handler = apiStreamHandler(
   },
   {
     authorize: (authorization) => apiKeyVerdict(authorizerCtx, authorization),
-    idempotency: (operation) => idempotencyMiddleware(operation, () => ctx),
+    idempotency: (operation) =>
+      idempotencyMiddleware(operation, () => ctx, { alongsideClaim: turnStart.begin }),
     replay: (stored) => ({
       stream: Readable.from([replayedEvents(JSON.parse(stored.body) as StreamedTurnBody)]),
       headers: { ...stored.headers, ...eventStreamHeaders },

@@ -36,9 +36,19 @@ const DEFAULT_LEASE_MS = 30_000;
 /** How long an answer waits for the hand-back to be on its way (its outcome does not matter). */
 const HAND_BACK_WAIT_MS = 250;
 
+export interface IdempotencyOptions {
+  /**
+   * Begins the route's first reads just before the key is claimed, so both cost one round trip
+   * (http/read-ahead.ts hands them to the handler). Reads only: a request the claim answers itself
+   * (a replay, 409, 422) drops them.
+   */
+  alongsideClaim?: (state: RouteState) => void;
+}
+
 export function idempotencyMiddleware(
   route: string,
   context: () => DomainContext = contextFromEnvironment,
+  options: IdempotencyOptions = {},
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: async (request) => {
@@ -47,6 +57,7 @@ export function idempotencyMiddleware(
       // Only the public API's key callers (the routes that use this middleware) have a key id.
       if (idempotencyKey === undefined || !state.caller || !("keyId" in state.caller)) return;
       checkHeader(idempotencyKey);
+      options.alongsideClaim?.(state);
       const scope: IdempotencyScope = { keyId: state.caller.keyId, idempotencyKey };
       const fingerprint = requestFingerprint(route, request.event.rawPath, request.event.body);
       const owner = randomUUID();

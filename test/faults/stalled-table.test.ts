@@ -227,7 +227,7 @@ describe("the streaming endpoint and a stalled table", () => {
   it("answers a JSON 503 before the stream starts: stalled for its own key check, or at its first call", async () => {
     const tenant = await runtime.seedTenant();
     const conversationId = await newConversation(tenant);
-    for (const point of [calls.authenticates, calls.claimsTurn]) {
+    for (const point of [calls.authenticates, calls.readsTurnStart, calls.claimsTurn]) {
       const stalled = runtime.stallTableAt(point);
       try {
         const answer = await streamTurn(tenant, conversationId, "anyone there?");
@@ -280,10 +280,10 @@ describe("one Idempotency-Key, one turn, wherever the table stalls", () => {
   }[] = [
     { moment: "authenticating (before the claim)", point: calls.authenticates },
     { moment: "claiming the Idempotency-Key", point: calls.claimsIdempotencyKey },
-    { moment: "claiming the turn number", point: calls.claimsTurn },
+    { moment: "reading the conversation (beside the key's claim)", point: calls.readsTurnStart },
     {
-      moment: "storing the visitor's message",
-      point: calls.storesVisitorMessage,
+      moment: "claiming the turn number with the visitor's message",
+      point: calls.claimsTurn,
       landed: "visitor message",
       retry: "completes the turn",
     },

@@ -1,6 +1,7 @@
 /** POST /api/message and GET /api/conversation/{id}/messages . */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { deleteChatbot } from "#functions/domain/chatbots";
 import { closeConversation } from "#functions/domain/conversations";
 import { sampleImages } from "#test/fakes/image-server";
 import {
@@ -170,6 +171,36 @@ describe("sending a message: errors", () => {
 
     expect(response.status).toBe(409);
     expect(response.body).toEqual({ detail: "Conversation is closed" });
+  });
+
+  it("answers 409 once the conversation's chatbot is deleted, and stores nothing", async () => {
+    const tenant = await seedTenant();
+    const conversationId = await newConversation(tenant);
+    await deleteChatbot(domain(), tenant.organizationId, tenant.chatbotId);
+
+    const response = await api.sendMessage(tenant.apiKey, { conversation_id: conversationId, message: "hi" });
+
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({ detail: "Conversation is closed" });
+    const history = await api.listMessages(tenant.apiKey, conversationId);
+    expect(history.status).toBe(200);
+    expect(history.body.messages).toEqual([]);
+  });
+
+  it("gives each of several messages sent at once to one conversation its own turn", async () => {
+    const conversationId = await newConversation(shop);
+    const texts = ["first", "second", "third", "fourth"].map((word) => `${word} at once`);
+
+    const answers = await Promise.all(
+      texts.map((message) => api.sendMessage(shop.apiKey, { conversation_id: conversationId, message })),
+    );
+
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const history = await api.listMessages(shop.apiKey, conversationId);
+    const roles = history.body.messages.map((message) => message.role);
+    expect(roles).toEqual(texts.flatMap(() => ["user", "assistant"]));
+    const sent = history.body.messages.filter((message) => message.role === "user").map((m) => m.content);
+    expect([...sent].sort()).toEqual([...texts].sort());
   });
 
   it("reports the attachment type at body.attachments[i].type", async () => {

@@ -26,13 +26,32 @@ export interface DynamoDbTap {
    * stalled table). Resolves with the call once it happened.
    */
   stallWhen(match: (call: TableCall) => boolean, stall: () => void): Promise<TableCall>;
+  /**
+   * Records every call from now on with when it arrived and when its answer went back, holding each
+   * answer `holdMs` (so calls sent together overlap by far more than any scheduling jitter) until
+   * the recording is stopped.
+   */
+  record(holdMs: number): CallRecording;
   close(): Promise<void>;
+}
+
+export interface RecordedCall extends TableCall {
+  /** performance.now() when the whole request had arrived. */
+  startedAt: number;
+  /** performance.now() when the answer had been written back; NaN while unanswered. */
+  endedAt: number;
+}
+
+export interface CallRecording {
+  calls: RecordedCall[];
+  stop(): void;
 }
 
 export async function startDynamoDbTap(): Promise<DynamoDbTap> {
   let upstream: URL | undefined;
   let waiting: (() => void)[] = [];
   const rules: { match: (call: TableCall) => boolean; fire: (call: TableCall) => void }[] = [];
+  let recording: { calls: RecordedCall[]; holdMs: number } | undefined;
   const agent = new Agent({ keepAlive: true });
 
   const server = createServer((req, res) => {
@@ -45,6 +64,9 @@ export async function startDynamoDbTap(): Promise<DynamoDbTap> {
         operation: String(req.headers["x-amz-target"] ?? "").replace(/^DynamoDB_\d+\./, ""),
         body: body.toString("utf8"),
       };
+      const recorded = recording && { ...call, startedAt: performance.now(), endedAt: Number.NaN };
+      const holdMs = recording?.holdMs ?? 0;
+      if (recorded) recording?.calls.push(recorded);
       const rule = rules.findIndex((candidate) => candidate.match(call));
       if (rule >= 0) rules.splice(rule, 1)[0]?.fire(call);
       const target = upstream as URL;
@@ -58,13 +80,18 @@ export async function startDynamoDbTap(): Promise<DynamoDbTap> {
           agent,
         },
         (response) => {
-          if (res.destroyed) {
-            // The caller gave up; the table did the work all the same.
-            response.resume();
-            return;
-          }
-          res.writeHead(response.statusCode ?? 500, response.headers);
-          response.pipe(res);
+          const answer = () => {
+            if (res.destroyed) {
+              // The caller gave up; the table did the work all the same.
+              response.resume();
+              return;
+            }
+            res.writeHead(response.statusCode ?? 500, response.headers);
+            response.pipe(res);
+            if (recorded) res.once("finish", () => (recorded.endedAt = performance.now()));
+          };
+          if (holdMs > 0) setTimeout(answer, holdMs);
+          else answer();
         },
       );
       forward.on("error", () => res.destroy());
@@ -89,6 +116,16 @@ export async function startDynamoDbTap(): Promise<DynamoDbTap> {
           },
         });
       }),
+    record: (holdMs) => {
+      const calls: RecordedCall[] = [];
+      recording = { calls, holdMs };
+      return {
+        calls,
+        stop: () => {
+          recording = undefined;
+        },
+      };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         agent.destroy();
@@ -104,9 +141,15 @@ export const calls = {
   authenticates: (call: TableCall) => call.body.includes('"S":"APIKEY#'),
   /** The write that claims an Idempotency-Key. */
   claimsIdempotencyKey: (call: TableCall) => call.operation === "PutItem" && call.body.includes('"S":"IDEM#'),
-  /** A message turn's claim of its turn number on the conversation. */
-  claimsTurn: (call: TableCall) => call.operation === "UpdateItem" && call.body.includes("ADD turns"),
-  /** The write that stores a turn's visitor message. */
+  /** A message turn's first read: its conversation (beside its latest messages). */
+  readsTurnStart: (call: TableCall) =>
+    call.operation === "GetItem" &&
+    call.body.includes('"SK":{"S":"CONV"}') &&
+    call.body.includes("ConsistentRead"),
+  /** A message turn's claim of its turn number on the conversation (the visitor's message with it). */
+  claimsTurn: (call: TableCall) =>
+    call.operation === "TransactWriteItems" && call.body.includes("turns = :seen"),
+  /** The write that stores a turn's visitor message (the turn's claim). */
   storesVisitorMessage: (call: TableCall) => /"S":"MSG#\d{10}#00"/.test(call.body),
   /** The write that stores a turn's (first) reply. */
   storesReply: (call: TableCall) => /"S":"MSG#\d{10}#01"/.test(call.body),

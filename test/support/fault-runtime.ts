@@ -18,7 +18,12 @@ import { type ChatbotSettings, createChatbot } from "#functions/domain/chatbots"
 import { type DomainContext, systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { createDb } from "#functions/store/dynamodb";
-import { type DynamoDbTap, startDynamoDbTap, type TableCall } from "#test/support/dynamodb-tap";
+import {
+  type CallRecording,
+  type DynamoDbTap,
+  startDynamoDbTap,
+  type TableCall,
+} from "#test/support/dynamodb-tap";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -50,6 +55,8 @@ export interface FaultRuntime {
   resumeTable(): void;
   /** Stalls the table when the first call matching `match` arrives; resolves once it did. */
   stallTableAt(match: (call: TableCall) => boolean): Promise<TableCall>;
+  /** Records the table calls from now on, each answer held `holdMs` (dynamodb-tap.ts). */
+  recordTableCalls(holdMs: number): CallRecording;
   seedTenant(chatbot?: Partial<ChatbotSettings>): Promise<FaultTenant>;
   /** A request to the API; with `stream`, to the stream URL (the text then holds the events). */
   call<T = Record<string, unknown>>(
@@ -143,6 +150,7 @@ function runtimeHandle(parts: {
     stallTable,
     resumeTable,
     stallTableAt: (match) => tap.stallWhen(match, stallTable),
+    recordTableCalls: (holdMs) => tap.record(holdMs),
     async seedTenant(chatbot = {}) {
       const organization = await createOrganization(domain, {
         name: `Fault org ${randomUUID().slice(0, 8)}`,
