@@ -39,9 +39,11 @@ import {
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
+import { asksForPerson, withRequestHuman } from "#functions/agent/handoff";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import { changeStatus } from "#functions/domain/conversation-states";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError } from "#functions/errors";
@@ -144,7 +146,7 @@ export type TurnFailure = "stalled" | "timeout" | "failed";
 /** The listener of a streamed turn. */
 export interface TurnStream {
   /** The visitor's message is stored and the engine starts; its (first) reply will be `messageId`. */
-  started(start: { conversationId: string; messageId: string; status: ConversationStatus }): void;
+  started(start: { conversationId: string; messageId: string | null; status: ConversationStatus }): void;
   /** A piece of the first reply message's text, as the engine produces it (final: never taken back but by `failed`). */
   text(delta: string): void;
   /** The engine failed after the start: the pieces so far are void, and the reply is the fallback. */
@@ -153,6 +155,8 @@ export interface TurnStream {
 
 export interface TurnResult {
   conversationId: string;
+  /** The conversation's status after the turn (`handoff`: no replies, or the turn's handoff message). */
+  status: ConversationStatus;
   messages: MessageRecord[];
 }
 
@@ -172,7 +176,14 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     const resumed = input.fence?.progress.turn;
     const conversation =
       resumed === undefined
-        ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started))
+        ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started), "open").catch(
+            (error: unknown) => {
+              // In handoff the turn is claimed too (its message is stored); one more write, only then.
+              if (error instanceof AppError && error.code === "conversation_closed" && error.details.status === "handoff")
+                return claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started), "handoff");
+              throw error;
+            },
+          )
         : await readConversation(ctx, input.organizationId, input.conversationId);
     const turn = resumed ?? conversation.turns;
     if (resumed !== undefined) log.info("completing a turn an earlier attempt began", { turn });
@@ -200,6 +211,13 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     };
     if (resumed === undefined)
       await storeVisitorMessage(ctx, input.organizationId, visitorMessage, input.fence);
+    // In handoff a person answers: the visitor's message is stored, the chatbot stays silent.
+    if (conversation.status === "handoff") {
+      const silent: TurnResult = { conversationId: conversation.conversationId, status: "handoff", messages: [] };
+      input.stream?.started({ conversationId: conversation.conversationId, messageId: null, status: "handoff" });
+      await storeReplies(ctx, input.organizationId, silent, input.fence);
+      return silent;
+    }
     const firstReplyId = randomUUID();
     input.stream?.started({
       conversationId: conversation.conversationId,
@@ -238,7 +256,11 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         : {}),
       ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
     }));
-    const result: TurnResult = { conversationId: conversation.conversationId, messages: replies };
+    const result: TurnResult = {
+      conversationId: conversation.conversationId,
+      status: reply.handoff ? "handoff" : conversation.status,
+      messages: replies,
+    };
     await Promise.all([
       storeReplies(ctx, input.organizationId, result, input.fence),
       keepCollected(ctx, conversation, reply.collected),
@@ -256,6 +278,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
       }),
     ]);
+    if (reply.handoff) await startHandoff(ctx, conversation, reply.handoff, reply.engine);
     return result;
   } finally {
     clearTimeout(timer);
@@ -268,6 +291,7 @@ async function claimTurn(
   organizationId: string,
   conversationId: string,
   now: string,
+  status: "open" | "handoff",
 ): Promise<ConversationRecord> {
   try {
     const result = await ctx.db.client.send(
@@ -275,14 +299,14 @@ async function claimTurn(
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
         UpdateExpression:
-          "ADD turns :one SET lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
-        ConditionExpression: "attribute_exists(PK) AND #status = :open",
+          "ADD turns :one, messageCount :one SET lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
+        ConditionExpression: "attribute_exists(PK) AND #status = :status",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: {
           ":one": 1,
-          ":open": "open",
+          ":status": status,
           ":now": now,
-          ":sortKey": conversationActivityKey("open", now, conversationId),
+          ":sortKey": conversationActivityKey(status, now, conversationId),
           ":orgConversations": gsi2.conversationsPartition(organizationId),
         },
         ReturnValues: "ALL_NEW",
@@ -292,7 +316,8 @@ async function claimTurn(
     return records.conversation(result.Attributes ?? {});
   } catch (error) {
     const stored = refusedItem(error);
-    throw new AppError(stored ? "conversation_closed" : "conversation_not_found");
+    if (!stored) throw new AppError("conversation_not_found");
+    throw new AppError("conversation_closed", { details: { status: String(stored.status) } });
   }
 }
 
@@ -398,6 +423,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   collected?: Record<string, string>;
   /** The look-ups this turn made (absent: none). */
   lookups?: LookupSummary[];
+  /** The turn asks for a person: the visitor by a phrase, or the model through `request_human`. */
+  handoff?: "visitor" | "engine";
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
@@ -427,20 +454,37 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       }),
     ]);
     tools = toolBox;
+    const handoff = chatbot.handoff?.allowed ? chatbot.handoff : undefined;
+    if (handoff && engine.kind === "scripted" && asksForPerson(request.message.text, handoff.phrases)) {
+      onText?.(handoff.message);
+      return { messages: [handoff.message], engine: engine.kind, fallback: false, handoff: "visitor", ...collected() };
+    }
+    const offered = handoff && engine.kind !== "scripted" ? withRequestHuman(toolBox) : undefined;
     // An engine that ignores its signal must still not hold the turn past the deadline.
     const reply = await raceAbort(
       engine.reply({
         instructions: chatbot.instructions,
-        history: request.history.map(toHistoryMessage),
+        history: request.history.flatMap(toHistoryMessage),
         message: request.message,
-        tools: toolBox,
+        tools: offered ?? toolBox,
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
         signal: request.signal,
         deadline: request.deadline,
-        ...(onText ? { onText } : {}),
+        ...(onText ? { onText: (delta: string) => (offered?.requested() ? undefined : onText(delta)) } : {}),
       }),
       request.signal,
     );
+    if (handoff && offered?.requested()) {
+      return {
+        messages: [handoff.message],
+        engine: engine.kind,
+        fallback: false,
+        handoff: "engine",
+        ...(reply.usage ? { usage: reply.usage } : {}),
+        ...(reply.modelLatencyMs === undefined ? {} : { modelLatencyMs: reply.modelLatencyMs }),
+        ...collected(),
+      };
+    }
     const messages = reply.messages.map((text) => text.trim()).filter((text) => text.length > 0);
     if (messages.length === 0) throw new Error("engine returned no text");
     log.info("turn answered", {
@@ -478,10 +522,36 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
   }
 }
 
-function toHistoryMessage(message: MessageRecord): HistoryMessage {
+/** What the model sees of a stored message: status changes not at all, a person's replies as the assistant side. */
+function toHistoryMessage(message: MessageRecord): HistoryMessage[] {
+  if (message.role === "system") return [];
   const images = message.attachments.length;
   const note = images === 0 ? "" : `\n[The visitor attached ${images} image${images === 1 ? "" : "s"} here.]`;
-  return { role: message.role, text: `${message.content}${note}` };
+  return [{ role: message.role === "user" ? "user" : "assistant", text: `${message.content}${note}` }];
+}
+
+/**
+ * The handoff a turn asked for, after its replies are stored: a status change of its own (the next
+ * history slot, after this turn's replies). If the conversation was closed meanwhile, it stays closed.
+ */
+async function startHandoff(
+  ctx: DomainContext,
+  conversation: ConversationRecord,
+  cause: "visitor" | "engine",
+  engine: string,
+): Promise<void> {
+  try {
+    await changeStatus(ctx, {
+      organizationId: conversation.organizationId,
+      conversationId: conversation.conversationId,
+      to: "handoff",
+      cause,
+      actor: cause === "visitor" ? { kind: "visitor" } : { kind: "engine", id: engine },
+    });
+  } catch (error) {
+    if (error instanceof AppError && error.code === "conversation_closed") return;
+    throw error;
+  }
 }
 
 /** Keeps the look-up details the visitor gave with the conversation, when they changed this turn. */

@@ -10,9 +10,18 @@ import { attachmentInputs, messageBody as body, replyMessage } from "#functions/
 
 const response = z.object({
   conversation_id: z.string(),
+  status: z
+    .enum(["open", "handoff", "closed"])
+    .check(
+      z.describe(
+        "The conversation's status after this turn: `handoff` when a person answers (then `messages` is empty, or holds the chatbot's handoff message on the turn that started the handoff).",
+      ),
+    ),
   messages: z
     .array(replyMessage)
-    .check(z.describe("The chatbot's reply messages for this turn, oldest first; at least one.")),
+    .check(
+      z.describe("The chatbot's reply messages for this turn, oldest first; at least one, except in handoff (none)."),
+    ),
 });
 
 export const contract = {
@@ -36,6 +45,7 @@ const ctx: TurnContext = Object.assign(contextFromEnvironment("turn"), {
 const render = (turn: TurnResult) => ({
   body: {
     conversation_id: turn.conversationId,
+    status: turn.status,
     messages: turn.messages.map((message) => ({
       message_id: message.messageId,
       role: "assistant" as const,

@@ -31,7 +31,7 @@ import { describeError, log } from "#functions/log";
 import type { ConversationStatus } from "#functions/store/items";
 import { streamRoute } from "#lib/routes";
 
-const conversationStatus = z.enum(["open", "closed"]);
+const conversationStatus = z.enum(["open", "handoff", "closed"]);
 
 /**
  * The turn a stream conveys, as its Idempotency-Key stores it (and replays it as events). The 200 is
@@ -47,7 +47,13 @@ const response = z.object({
 export const streamEvents = {
   "message.start": z.object({
     conversation_id: z.string(),
-    message_id: z.string().check(z.describe("The reply message this start begins.")),
+    message_id: z
+      .nullable(z.string())
+      .check(
+        z.describe(
+          "The reply message this start begins; null in handoff, where no reply follows (a person answers).",
+        ),
+      ),
     status: conversationStatus.check(z.describe("The conversation's status.")),
   }),
   "message.delta": z.object({
@@ -101,7 +107,7 @@ export const handler = apiStreamHandler(
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
       ...(idempotency
-        ? { fence: idempotency.fence((result: TurnResult) => ({ body: streamedTurnBody(result, status) })) }
+        ? { fence: idempotency.fence((result: TurnResult) => ({ body: streamedTurnBody(result, result.status) })) }
         : {}),
       stream: {
         started: (start) => {

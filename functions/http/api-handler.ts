@@ -67,6 +67,8 @@ export interface RouteContract<
   /** Honour the Idempotency-Key header (CONTRACT.md §7). */
   idempotent?: boolean;
   body?: Body;
+  /** The body may be left out entirely (it is then validated as `{}`). */
+  bodyOptional?: boolean;
   query?: Query;
   path?: Path;
   /** `auth: "manage"`: who may call it; the same as the route table's (a unit test compares them). */
@@ -208,7 +210,7 @@ export function apiHandler<C extends RouteContract>(
           ? manageAuthMiddleware(contract.access)
           : authMiddleware(contract.auth === "optionalApiKey"),
     );
-  if (contract.body) chain.use(jsonBodyMiddleware());
+  if (contract.body) chain.use(jsonBodyMiddleware(contract.bodyOptional === true));
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
 
@@ -508,7 +510,7 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 // ---------- JSON body ----------
 
 /** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
-export function jsonBodyMiddleware(): MiddlewareObj<
+export function jsonBodyMiddleware(optional = false): MiddlewareObj<
   ApiEvent,
   ApiResponse,
   Error,
@@ -517,7 +519,11 @@ export function jsonBodyMiddleware(): MiddlewareObj<
 > {
   return {
     before: (request) => {
-      const parsed = parseJsonBody(request.event.body, request.event.isBase64Encoded);
+      const raw = request.event.body;
+      const parsed =
+        optional && (raw === undefined || raw === "")
+          ? {}
+          : parseJsonBody(raw, request.event.isBase64Encoded);
       // The idempotency fingerprint reads the parsed body from the event.
       (request.event as { body?: unknown }).body = parsed;
       stateOf(request).input.body = parsed;
