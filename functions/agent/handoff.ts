@@ -53,7 +53,10 @@ export function withRequestHuman<T extends ToolBox>(tools: T): T & { requested()
       requested = true;
       return {
         status: "success" as const,
-        content: { handed_off: true, note: "A person will take over; keep your answer to one short sentence." },
+        content: {
+          handed_off: true,
+          note: "A person will take over; keep your answer to one short sentence.",
+        },
       };
     },
     requested: () => requested,

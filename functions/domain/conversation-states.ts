@@ -41,7 +41,11 @@ import {
 export type TransitionCause = "client" | "visitor" | "engine" | "agent" | "inactivity";
 
 /** The text of a transition's `system` message. */
-export function transitionText(from: ConversationStatus, to: ConversationStatus, cause: TransitionCause): string {
+export function transitionText(
+  from: ConversationStatus,
+  to: ConversationStatus,
+  cause: TransitionCause,
+): string {
   if (to === "handoff") return "Handed to a person";
   if (to === "open") return "Handed back to the chatbot";
   if (cause === "inactivity") return "Closed after inactivity";
@@ -89,7 +93,10 @@ export async function readConversationRecord(
 }
 
 /** Whether `from → to` is a change, no change (already there), or refused (409). */
-export function transitionVerdict(from: ConversationStatus, to: ConversationStatus): "change" | "same" | "refused" {
+export function transitionVerdict(
+  from: ConversationStatus,
+  to: ConversationStatus,
+): "change" | "same" | "refused" {
   if (from === to) return "same";
   if (from === "closed") return "refused";
   if (to === "open" && from !== "handoff") return "refused";
@@ -153,7 +160,9 @@ async function writeTransition(
     written.push({ ...message, turn: slot, index: written.length });
 
   const sortKey = conversationActivityKey(status, now, current.conversationId);
-  const statusFields = statusChanges ? ", #status = :status, statusChangedAt = :now, statusCause = :cause" : "";
+  const statusFields = statusChanges
+    ? ", #status = :status, statusChangedAt = :now, statusCause = :cause"
+    : "";
   const actions: TransactAction[] = [
     {
       Update: {

@@ -18,13 +18,7 @@ import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, type TransactAction } from "#functions/store/conditions";
-import {
-  type ConversationRecord,
-  entities,
-  items,
-  keys,
-  type TransitionActor,
-} from "#functions/store/items";
+import { type ConversationRecord, entities, items, keys, type TransitionActor } from "#functions/store/items";
 
 /** An external id is the caller's free text: its listing partition is keyed by its hash. */
 export function externalIdHash(externalId: string): string {

@@ -29,13 +29,7 @@
  * stored does not depend on it.
  */
 import { randomUUID } from "node:crypto";
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
@@ -48,7 +42,7 @@ import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError } from "#functions/errors";
 import { describeError, log } from "#functions/log";
-import { putNewAction, refusedItem } from "#functions/store/conditions";
+import { putNewAction, refusedItem, type TransactAction } from "#functions/store/conditions";
 import {
   type ConversationRecord,
   type ConversationStatus,
@@ -179,8 +173,18 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         ? await claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started), "open").catch(
             (error: unknown) => {
               // In handoff the turn is claimed too (its message is stored); one more write, only then.
-              if (error instanceof AppError && error.code === "conversation_closed" && error.details.status === "handoff")
-                return claimTurn(ctx, input.organizationId, input.conversationId, isoTime(started), "handoff");
+              if (
+                error instanceof AppError &&
+                error.code === "conversation_closed" &&
+                error.details.status === "handoff"
+              )
+                return claimTurn(
+                  ctx,
+                  input.organizationId,
+                  input.conversationId,
+                  isoTime(started),
+                  "handoff",
+                );
               throw error;
             },
           )
@@ -213,8 +217,16 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       await storeVisitorMessage(ctx, input.organizationId, visitorMessage, input.fence);
     // In handoff a person answers: the visitor's message is stored, the chatbot stays silent.
     if (conversation.status === "handoff") {
-      const silent: TurnResult = { conversationId: conversation.conversationId, status: "handoff", messages: [] };
-      input.stream?.started({ conversationId: conversation.conversationId, messageId: null, status: "handoff" });
+      const silent: TurnResult = {
+        conversationId: conversation.conversationId,
+        status: "handoff",
+        messages: [],
+      };
+      input.stream?.started({
+        conversationId: conversation.conversationId,
+        messageId: null,
+        status: "handoff",
+      });
       await storeReplies(ctx, input.organizationId, silent, input.fence);
       return silent;
     }
@@ -373,13 +385,30 @@ async function storeReplies(
   result: TurnResult,
   fence: WorkFence<TurnResult> | undefined,
 ): Promise<void> {
-  if (!fence) return storeMessages(ctx, organizationId, result.messages);
-  // A transaction holds 100 actions; the key's completion is one of them.
-  if (result.messages.length > 99) throw new Error(`a turn of ${result.messages.length} replies`);
-  await fence.complete(
-    result.messages.map((message) => putNewAction(ctx.db.tableName, items.message(organizationId, message))),
-    result,
-  );
+  // A transaction holds 100 actions; the key's completion and the count are two of them.
+  if (result.messages.length > 98) throw new Error(`a turn of ${result.messages.length} replies`);
+  const actions: TransactAction[] = [
+    ...result.messages.map((message) => putNewAction(ctx.db.tableName, items.message(organizationId, message))),
+    ...countedReplies(ctx, organizationId, result),
+  ];
+  if (fence) await fence.complete(actions, result);
+  else if (actions.length > 0) await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
+}
+
+/** The replies counted on the conversation (`message_count`, `last_message_at`), in the replies' own write. */
+function countedReplies(ctx: DomainContext, organizationId: string, result: TurnResult): TransactAction[] {
+  const last = result.messages.at(-1);
+  if (!last) return [];
+  return [
+    {
+      Update: {
+        TableName: ctx.db.tableName,
+        Key: keys.conversation(organizationId, result.conversationId),
+        UpdateExpression: "ADD messageCount :replies SET lastMessageAt = :at",
+        ExpressionAttributeValues: { ":replies": result.messages.length, ":at": last.createdAt },
+      },
+    },
+  ];
 }
 
 /** The messages before `turn`, oldest first: enough for the model's window and the tools' visitor texts. */
@@ -457,7 +486,13 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     const handoff = chatbot.handoff?.allowed ? chatbot.handoff : undefined;
     if (handoff && engine.kind === "scripted" && asksForPerson(request.message.text, handoff.phrases)) {
       onText?.(handoff.message);
-      return { messages: [handoff.message], engine: engine.kind, fallback: false, handoff: "visitor", ...collected() };
+      return {
+        messages: [handoff.message],
+        engine: engine.kind,
+        fallback: false,
+        handoff: "visitor",
+        ...collected(),
+      };
     }
     const offered = handoff && engine.kind !== "scripted" ? withRequestHuman(toolBox) : undefined;
     // An engine that ignores its signal must still not hold the turn past the deadline.
@@ -582,30 +617,4 @@ async function keepCollected(
 function sameEntries(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const names = Object.keys(a);
   return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
-}
-
-async function storeMessages(
-  ctx: DomainContext,
-  organizationId: string,
-  messages: MessageRecord[],
-): Promise<void> {
-  if (messages.length === 1 && messages[0]) {
-    await ctx.db.client.send(
-      new PutCommand({ TableName: ctx.db.tableName, Item: items.message(organizationId, messages[0]) }),
-    );
-    return;
-  }
-  let pending: Item[] = messages.map((message) => ({
-    PutRequest: { Item: items.message(organizationId, message) },
-  }));
-  while (pending.length > 0) {
-    const batch = pending.slice(0, 25);
-    const result = await ctx.db.client.send(
-      new BatchWriteCommand({ RequestItems: { [ctx.db.tableName]: batch } }),
-    );
-    pending = [
-      ...((result.UnprocessedItems?.[ctx.db.tableName] as Item[] | undefined) ?? []),
-      ...pending.slice(25),
-    ];
-  }
 }

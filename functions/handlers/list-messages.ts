@@ -42,17 +42,19 @@ const storedAttachment = z.object({
   size: z.optional(z.number().check(z.describe("…and size in bytes, not their bytes."))),
 });
 
-const statusChange = z.object({
-  from: z.enum(["open", "handoff", "closed"]),
-  to: z.enum(["open", "handoff", "closed"]),
-  cause: z
-    .enum(["client", "visitor", "engine", "agent", "inactivity"])
-    .check(
-      z.describe(
-        "client: an API call; visitor: the visitor asked for a person; engine: the chatbot's model decided; agent: a person; inactivity: the chatbot's timeout.",
+const statusChange = z
+  .object({
+    from: z.enum(["open", "handoff", "closed"]),
+    to: z.enum(["open", "handoff", "closed"]),
+    cause: z
+      .enum(["client", "visitor", "engine", "agent", "inactivity"])
+      .check(
+        z.describe(
+          "client: an API call; visitor: the visitor asked for a person; engine: the chatbot's model decided; agent: a person; inactivity: the chatbot's timeout.",
+        ),
       ),
-    ),
-}).check(z.describe("System messages: the status change they record."));
+  })
+  .check(z.describe("System messages: the status change they record."));
 
 const historyMessage = z.object({
   message_id: z.string(),

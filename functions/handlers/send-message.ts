@@ -20,7 +20,9 @@ const response = z.object({
   messages: z
     .array(replyMessage)
     .check(
-      z.describe("The chatbot's reply messages for this turn, oldest first; at least one, except in handoff (none)."),
+      z.describe(
+        "The chatbot's reply messages for this turn, oldest first; at least one, except in handoff (none).",
+      ),
     ),
 });
 

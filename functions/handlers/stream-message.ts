@@ -107,7 +107,11 @@ export const handler = apiStreamHandler(
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
       ...(idempotency
-        ? { fence: idempotency.fence((result: TurnResult) => ({ body: streamedTurnBody(result, result.status) })) }
+        ? {
+            fence: idempotency.fence((result: TurnResult) => ({
+              body: streamedTurnBody(result, result.status),
+            })),
+          }
         : {}),
       stream: {
         started: (start) => {

@@ -510,13 +510,9 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 // ---------- JSON body ----------
 
 /** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
-export function jsonBodyMiddleware(optional = false): MiddlewareObj<
-  ApiEvent,
-  ApiResponse,
-  Error,
-  Context,
-  { state: RouteState }
-> {
+export function jsonBodyMiddleware(
+  optional = false,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: (request) => {
       const raw = request.event.body;

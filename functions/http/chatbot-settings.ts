@@ -30,7 +30,9 @@ export interface ChatbotSettingsBody {
   temperature?: number | undefined;
   max_output_tokens?: number | undefined;
   history_window?: number | undefined;
-  handoff?: { allowed?: boolean | undefined; message?: string | undefined; phrases?: string[] | undefined } | undefined;
+  handoff?:
+    | { allowed?: boolean | undefined; message?: string | undefined; phrases?: string[] | undefined }
+    | undefined;
   inactivity_timeout_minutes?: number | null | undefined;
 }
 

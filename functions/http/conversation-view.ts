@@ -17,7 +17,9 @@ export const publicConversationView = z.object({
     z.describe("open: the chatbot answers; handoff: a person answers; closed: no more messages."),
   ),
   created_at: isoTimestamp("When the conversation started"),
-  last_message_at: z.nullable(isoTimestamp("When the last message (any role) was stored; null before the first")),
+  last_message_at: z.nullable(
+    isoTimestamp("When the last message (any role) was stored; null before the first"),
+  ),
   message_count: z.int().check(z.describe("Messages in the history, every role.")),
 });
 
@@ -30,6 +32,7 @@ export const toPublicConversationView = (
   external_id: record.externalId ?? null,
   status: record.status,
   created_at: record.createdAt,
-  last_message_at: (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
+  last_message_at:
+    (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
   message_count: record.messageCount ?? 0,
 });

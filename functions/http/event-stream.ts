@@ -135,7 +135,11 @@ function storedMessage(message: TurnResult["messages"][number]): StoredMessage {
 /** The events of a completed turn, replayed from what its Idempotency-Key stored. */
 export function replayedEvents(body: StreamedTurnBody): string {
   if (body.messages.length === 0)
-    return sseEvent("message.start", { conversation_id: body.conversation_id, message_id: null, status: body.status });
+    return sseEvent("message.start", {
+      conversation_id: body.conversation_id,
+      message_id: null,
+      status: body.status,
+    });
   return body.messages
     .map(
       (message) =>

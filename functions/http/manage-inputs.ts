@@ -113,18 +113,25 @@ export const chatbotSettings = {
 const handoffInput = z
   .object({
     allowed: z.optional(
-      z.boolean().check(
-        z.describe(
-          "Whether the visitor (scripted phrases) or the model (`request_human` tool) may hand the conversation to a person. Clients and people always may.",
+      z
+        .boolean()
+        .check(
+          z.describe(
+            "Whether the visitor (scripted phrases) or the model (`request_human` tool) may hand the conversation to a person. Clients and people always may.",
+          ),
         ),
-      ),
     ),
     message: z.optional(
       text(chatbotLimits.handoffMessage, "The chatbot's answer to the turn that starts a handoff."),
     ),
     phrases: z.optional(
       z
-        .array(text(chatbotLimits.handoffPhrase, "A phrase, matched case-insensitively inside the visitor's message."))
+        .array(
+          text(
+            chatbotLimits.handoffPhrase,
+            "A phrase, matched case-insensitively inside the visitor's message.",
+          ),
+        )
         .check(
           z.maxLength(chatbotLimits.handoffPhrases),
           z.describe("Scripted engine: visitor messages containing one of these ask for a person."),

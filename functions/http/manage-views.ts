@@ -132,7 +132,9 @@ export const chatbotView = z.object({
   max_output_tokens: z.int(),
   history_window: z.int(),
   handoff: z.object({ allowed: z.boolean(), message: z.string(), phrases: z.array(z.string()) }),
-  inactivity_timeout_minutes: z.nullable(z.int().check(z.describe("null: conversations never close by themselves."))),
+  inactivity_timeout_minutes: z.nullable(
+    z.int().check(z.describe("null: conversations never close by themselves.")),
+  ),
   created_at: isoTimestamp("When the chatbot was created"),
   updated_at: isoTimestamp("When its settings last changed"),
 });

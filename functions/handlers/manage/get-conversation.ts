@@ -25,13 +25,15 @@ const transcriptMessage = z.object({
   fallback: z.boolean().check(z.describe("An assistant message that is the fallback reply.")),
   agent_name: z.nullable(z.string().check(z.describe("Agent messages: the person's display name."))),
   status_change: z.nullable(
-    z.object({
-      from: conversationStatus,
-      to: conversationStatus,
-      cause: z.string(),
-      actor: z.object({ kind: z.string(), id: z.nullable(z.string()), name: z.nullable(z.string()) }),
-      reason: z.nullable(z.string()),
-    }).check(z.describe("System messages: the status change, its cause and who made it.")),
+    z
+      .object({
+        from: conversationStatus,
+        to: conversationStatus,
+        cause: z.string(),
+        actor: z.object({ kind: z.string(), id: z.nullable(z.string()), name: z.nullable(z.string()) }),
+        reason: z.nullable(z.string()),
+      })
+      .check(z.describe("System messages: the status change, its cause and who made it.")),
   ),
 });
 

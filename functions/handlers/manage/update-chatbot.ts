@@ -5,7 +5,12 @@ import { getChatbot, updateChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
-import { chatbotIdParameter, chatbotName, chatbotHandoffSettings, chatbotSettings } from "#functions/http/manage-inputs";
+import {
+  chatbotIdParameter,
+  chatbotName,
+  chatbotHandoffSettings,
+  chatbotSettings,
+} from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
 
 const path = z.object({ chatbot_id: chatbotIdParameter });
