@@ -27,6 +27,7 @@ export type ExtraGrant =
   /** Invite people to the user pool (AdminCreateUser) and find them by e-mail (AdminGetUser). */
   | "cognito:invite-people"
   | "sqs:send-webhook-deliveries"
+  | "sqs:send-conversation-timers"
   | "kms:decrypt-webhook-secrets"
   | "kms:seal-webhook-secrets";
 

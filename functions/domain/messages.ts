@@ -29,7 +29,13 @@
  * stored does not depend on it.
  */
 import { randomUUID } from "node:crypto";
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
@@ -388,7 +394,9 @@ async function storeReplies(
   // A transaction holds 100 actions; the key's completion and the count are two of them.
   if (result.messages.length > 98) throw new Error(`a turn of ${result.messages.length} replies`);
   const actions: TransactAction[] = [
-    ...result.messages.map((message) => putNewAction(ctx.db.tableName, items.message(organizationId, message))),
+    ...result.messages.map((message) =>
+      putNewAction(ctx.db.tableName, items.message(organizationId, message)),
+    ),
     ...countedReplies(ctx, organizationId, result),
   ];
   if (fence) await fence.complete(actions, result);

@@ -415,3 +415,29 @@ describe.runIf(hasIdentity)("people answer through the management API", () => {
     expect(errorCode(bad)).toBe("invalid_argument");
   });
 });
+
+describe("the inactivity timeout", () => {
+  it("closes a quiet conversation (cause inactivity) and keeps an active one open", async () => {
+    // The suite's runtime counts a timeout's minutes as seconds.
+    const quiet = await seedTenant({ chatbot: { inactivityTimeoutMinutes: 3 } });
+    const idle = await newConversation(quiet);
+    const busy = await newConversation(quiet);
+    await send(quiet, idle, "hello");
+    const started = Date.now();
+    // The busy one keeps talking past the idle one's timeout.
+    while (Date.now() - started < 4_500) {
+      await send(quiet, busy, "still here");
+      await new Promise((resolveWait) => setTimeout(resolveWait, 700));
+    }
+    let status = (await read(quiet, idle)).body.status;
+    for (let waited = 0; status !== "closed" && waited < 20_000; waited += 500) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+      status = (await read(quiet, idle)).body.status;
+    }
+    expect(status).toBe("closed");
+    expect((await read(quiet, busy)).body.status).toBe("open");
+    const closing = (await history(quiet, idle)).at(-1);
+    expect(closing?.status_change).toEqual({ from: "open", to: "closed", cause: "inactivity" });
+    expect((await send(quiet, idle, "back!")).status).toBe(409);
+  });
+});
