@@ -417,27 +417,37 @@ describe.runIf(hasIdentity)("people answer through the management API", () => {
 });
 
 describe("the inactivity timeout", () => {
-  it("closes a quiet conversation (cause inactivity) and keeps an active one open", async () => {
+  it("closes a conversation (cause inactivity) only once it was quiet for the timeout", async () => {
     // The suite's runtime counts a timeout's minutes as seconds.
     const quiet = await seedTenant({ chatbot: { inactivityTimeoutMinutes: 3 } });
     const idle = await newConversation(quiet);
     const busy = await newConversation(quiet);
     await send(quiet, idle, "hello");
+    // The busy one keeps talking past the idle one's timeout: each message postpones its close.
     const started = Date.now();
-    // The busy one keeps talking past the idle one's timeout.
     while (Date.now() - started < 4_500) {
       await send(quiet, busy, "still here");
       await new Promise((resolveWait) => setTimeout(resolveWait, 700));
     }
-    let status = (await read(quiet, idle)).body.status;
-    for (let waited = 0; status !== "closed" && waited < 20_000; waited += 500) {
-      await new Promise((resolveWait) => setTimeout(resolveWait, 500));
-      status = (await read(quiet, idle)).body.status;
+    for (const id of [idle, busy]) {
+      let status = (await read(quiet, id)).body.status;
+      for (let waited = 0; status !== "closed" && waited < 30_000; waited += 500) {
+        await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+        status = (await read(quiet, id)).body.status;
+      }
+      expect(status).toBe("closed");
+      const messages = await history(quiet, id);
+      const closing = messages.at(-1) as HistoryMessage & { created_at: string };
+      // The turn's activity is the visitor's message (the claim), the reply follows it.
+      const lastActivity = messages.filter((message) => message.role === "user").at(-1) as HistoryMessage & {
+        created_at: string;
+      };
+      expect(closing.status_change).toEqual({ from: "open", to: "closed", cause: "inactivity" });
+      expect(Date.parse(closing.created_at) - Date.parse(lastActivity.created_at)).toBeGreaterThanOrEqual(
+        3_000,
+      );
+      expect(messages.filter((message) => message.role === "system")).toHaveLength(1);
     }
-    expect(status).toBe("closed");
-    expect((await read(quiet, busy)).body.status).toBe("open");
-    const closing = (await history(quiet, idle)).at(-1);
-    expect(closing?.status_change).toEqual({ from: "open", to: "closed", cause: "inactivity" });
     expect((await send(quiet, idle, "back!")).status).toBe(409);
   });
 });
