@@ -62,7 +62,7 @@ export interface TransitionInput {
   /** Only if the conversation's last activity is still this (the inactivity timer's fence). */
   ifLastActivityAt?: string;
   /** Messages to store right after the system message, in the same slot (an agent's reply). */
-  then?: (conversation: ConversationRecord, at: string) => MessageRecord[];
+  followedBy?: (conversation: ConversationRecord, at: string) => MessageRecord[];
 }
 
 export interface TransitionOutcome {
@@ -111,7 +111,8 @@ export async function changeStatus(ctx: DomainContext, input: TransitionInput): 
       return { conversation: current, changed: false, messages: [] };
     const verdict = transitionVerdict(current.status, input.to);
     if (verdict === "refused") throw new AppError("conversation_closed");
-    if (verdict === "same" && !input.then) return { conversation: current, changed: false, messages: [] };
+    if (verdict === "same" && !input.followedBy)
+      return { conversation: current, changed: false, messages: [] };
     try {
       return await writeTransition(ctx, current, input, verdict === "change");
     } catch (error) {
@@ -156,7 +157,7 @@ async function writeTransition(
       transition,
     });
   }
-  for (const message of input.then?.(current, now) ?? [])
+  for (const message of input.followedBy?.(current, now) ?? [])
     written.push({ ...message, turn: slot, index: written.length });
 
   const sortKey = conversationActivityKey(status, now, current.conversationId);
@@ -221,7 +222,7 @@ export async function replyAsAgent(ctx: DomainContext, input: AgentReplyInput): 
     to: "handoff",
     cause: "agent",
     actor: input.agent,
-    then: (conversation, at) => [
+    followedBy: (conversation, at) => [
       {
         messageId: randomUUID(),
         conversationId: conversation.conversationId,

@@ -12,8 +12,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
-import { changeStatus, type TransitionCause } from "#functions/domain/conversation-states";
 import { isoTime } from "#functions/domain/context";
+import { changeStatus, type TransitionCause } from "#functions/domain/conversation-states";
 import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";

@@ -54,7 +54,6 @@ import {
   type ConversationStatus,
   conversationActivityKey,
   gsi2,
-  type Item,
   items,
   keys,
   type LookupSummary,

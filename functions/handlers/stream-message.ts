@@ -28,7 +28,6 @@ import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentInputs, messageBody as body, replyMessage } from "#functions/http/message-schemas";
 import { apiStreamHandler } from "#functions/http/stream-handler";
 import { describeError, log } from "#functions/log";
-import type { ConversationStatus } from "#functions/store/items";
 import { streamRoute } from "#lib/routes";
 
 const conversationStatus = z.enum(["open", "handoff", "closed"]);
@@ -98,7 +97,6 @@ export const handler = apiStreamHandler(
     const started = Date.now();
     const output = new PassThrough();
     const events = new TurnEvents((chunk) => output.write(chunk));
-    let status: ConversationStatus = "open";
     const begun = Promise.withResolvers<void>();
     const turn = sendMessage(ctx, {
       organizationId: caller.organizationId,
@@ -115,7 +113,6 @@ export const handler = apiStreamHandler(
         : {}),
       stream: {
         started: (start) => {
-          status = start.status;
           events.started(start);
           begun.resolve();
         },

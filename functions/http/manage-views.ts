@@ -5,8 +5,8 @@
  * hints, API keys by their prefix).
  */
 import * as z from "zod/mini";
-import type { ToolView } from "#functions/domain/tools";
 import { handoffDefaults } from "#functions/agent/handoff";
+import type { ToolView } from "#functions/domain/tools";
 import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
 import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
 import { isoTimestamp } from "#functions/http/schemas";

@@ -5,7 +5,7 @@ import { createChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
-import { chatbotName, chatbotHandoffSettings, chatbotSettings } from "#functions/http/manage-inputs";
+import { chatbotHandoffSettings, chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
 
 const body = z.object({

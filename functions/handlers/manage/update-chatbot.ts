@@ -6,9 +6,9 @@ import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
 import {
+  chatbotHandoffSettings,
   chatbotIdParameter,
   chatbotName,
-  chatbotHandoffSettings,
   chatbotSettings,
 } from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
