@@ -215,6 +215,7 @@ export class ApiStack extends Stack {
         "This queue is the fan-out's on-failure destination: it holds descriptions of stream batches that could not be processed, for an operator to inspect; a dead-letter queue behind it would have nothing to add.",
     });
     const deliveryQueue = queueFor(queues.webhookDeliveries.id);
+    const timerQueue = queueFor(queues.conversationTimers.id);
 
     const environment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
@@ -227,6 +228,7 @@ export class ApiStack extends Stack {
       COGNITO_ISSUER: cognitoIssuer(this.region, userPool.userPoolId),
       WEBHOOK_SECRETS_KEY_ID: webhookSecretsKey.keyArn,
       WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
+      CONVERSATION_TIMER_QUEUE_URL: timerQueue.queueUrl,
     };
 
     const build = (definition: FunctionDefinition): LambdaFunction => {
@@ -270,6 +272,9 @@ export class ApiStack extends Stack {
             break;
           case "sqs:send-webhook-deliveries":
             deliveryQueue.grantSendMessages(fn);
+            break;
+          case "sqs:send-conversation-timers":
+            timerQueue.grantSendMessages(fn);
             break;
         }
       }

@@ -59,9 +59,21 @@ export const eventFanout: FunctionDefinition = {
   entry: "functions/handlers/event-fanout.ts",
   memoryMb: 512,
   timeoutSeconds: 60,
-  // Query: the organization's endpoints; GetItem: a conversation's chatbot; PutItem: deliveries.
+  // Query: the organization's endpoints; GetItem: a conversation's chatbot (and its inactivity
+  // timeout); PutItem: deliveries.
   table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem"],
-  grants: ["sqs:send-webhook-deliveries"],
+  grants: ["sqs:send-webhook-deliveries", "sqs:send-conversation-timers"],
+};
+
+/** Inactivity checks, one per queue message (functions/handlers/conversation-timer.ts). */
+export const conversationTimer: FunctionDefinition = {
+  id: "ConversationTimer",
+  entry: "functions/handlers/conversation-timer.ts",
+  memoryMb: 256,
+  timeoutSeconds: 30,
+  // A due check closes the conversation (domain/conversation-states.ts): read, then one transaction.
+  table: ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"],
+  grants: ["sqs:send-conversation-timers"],
 };
 
 /** One attempt per queue message (functions/handlers/webhook-delivery.ts). */
@@ -89,6 +101,13 @@ export const queues = {
     id: "WebhookDeliveriesDeadLetters",
     visibilityTimeoutSeconds: 30,
     retentionSeconds: 14 * 24 * 3_600,
+  },
+  conversationTimers: {
+    id: "ConversationTimers",
+    visibilityTimeoutSeconds: 6 * conversationTimer.timeoutSeconds,
+    retentionSeconds: 4 * 24 * 3_600,
+    // A check re-queues itself while not due; one received this often failed outright.
+    deadLetter: { queueId: "WebhookDeliveriesDeadLetters", maxReceiveCount: 5 },
   },
   eventFanoutFailures: {
     id: "EventFanoutFailures",
@@ -129,6 +148,18 @@ export const queueSources: readonly QueueSourceDefinition[] = [
     maxConcurrency: 20,
     reportBatchItemFailures: true,
   },
+  {
+    function: conversationTimer,
+    queueId: queues.conversationTimers.id,
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    maxConcurrency: 5,
+    reportBatchItemFailures: true,
+  },
 ];
 
-export const eventFunctions: readonly FunctionDefinition[] = [eventFanout, webhookDelivery];
+export const eventFunctions: readonly FunctionDefinition[] = [
+  eventFanout,
+  webhookDelivery,
+  conversationTimer,
+];

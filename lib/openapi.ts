@@ -381,7 +381,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       ...(contract.body
         ? {
             requestBody: {
-              required: true,
+              required: contract.bodyOptional !== true,
               content: { "application/json": { schema: jsonSchema(contract.body) } },
             },
           }

@@ -27,6 +27,7 @@ export type ExtraGrant =
   /** Invite people to the user pool (AdminCreateUser) and find them by e-mail (AdminGetUser). */
   | "cognito:invite-people"
   | "sqs:send-webhook-deliveries"
+  | "sqs:send-conversation-timers"
   | "kms:decrypt-webhook-secrets"
   | "kms:seal-webhook-secrets";
 
@@ -74,6 +75,12 @@ const idempotency = ["dynamodb:PutItem", "dynamodb:UpdateItem"] as const;
 
 /** Reads for listings through GSI1 or GSI2: the index gives keys, a batched read the items. */
 const listing = ["dynamodb:Query", "dynamodb:BatchGetItem"] as const;
+
+/**
+ * A status change (domain/conversation-states.ts): the conversation (and, for a person's reply,
+ * their membership) read, then one TransactWriteItems of an UpdateItem and PutItems.
+ */
+const transition = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"] as const;
 
 /** A management route: the management authorizer, one Lambda, 256 MB unless it needs more. */
 function manage(
@@ -319,7 +326,31 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}/close",
     "admin",
     "close-conversation",
-    ["dynamodb:UpdateItem"],
+    [...transition],
+  ),
+  manage(
+    "ManageTakeOverConversation",
+    "POST",
+    "/manage/conversations/{conversation_id}/take-over",
+    "admin",
+    "take-over-conversation",
+    [...transition],
+  ),
+  manage(
+    "ManageHandBackConversation",
+    "POST",
+    "/manage/conversations/{conversation_id}/hand-back",
+    "admin",
+    "hand-back-conversation",
+    [...transition],
+  ),
+  manage(
+    "ManageReplyToConversation",
+    "POST",
+    "/manage/conversations/{conversation_id}/reply",
+    "admin",
+    "reply-to-conversation",
+    [...transition],
   ),
   manage("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
   manage(
@@ -427,6 +458,47 @@ export const publicRoutes: readonly RouteDefinition[] = [
     memoryMb: 512,
     timeoutSeconds: 10,
     table: ["dynamodb:GetItem", "dynamodb:Query"],
+  },
+  {
+    id: "GetConversation",
+    method: "GET",
+    path: "/api/conversation/{conversation_id}",
+    auth: "apiKey",
+    entry: "functions/handlers/get-conversation.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table: ["dynamodb:GetItem"],
+  },
+  {
+    id: "ListConversations",
+    method: "GET",
+    path: "/api/conversations",
+    auth: "apiKey",
+    entry: "functions/handlers/list-conversations.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table: [...listing],
+    index: ["dynamodb:Query"],
+  },
+  {
+    id: "HandoffConversation",
+    method: "POST",
+    path: "/api/conversation/{conversation_id}/handoff",
+    auth: "apiKey",
+    entry: "functions/handlers/handoff-conversation.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table: [...transition],
+  },
+  {
+    id: "CloseConversation",
+    method: "POST",
+    path: "/api/conversation/{conversation_id}/close",
+    auth: "apiKey",
+    entry: "functions/handlers/close-conversation.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table: [...transition],
   },
   {
     id: "GetMe",

@@ -45,6 +45,11 @@ export const chatbotLimits = {
   historyWindow: { min: 0, max: 50 },
   knowledgeText: 8_000,
   knowledgeEntries: 500,
+  handoffMessage: 2_000,
+  handoffPhrase: 200,
+  handoffPhrases: 50,
+  /** One minute to 30 days. */
+  inactivityTimeoutMinutes: { min: 1, max: 43_200 },
 } as const;
 
 export type ChatbotSettings = Omit<ChatbotRecord, "chatbotId" | "organizationId" | "createdAt" | "updatedAt">;

@@ -33,7 +33,7 @@ import {
 } from "#functions/store/items";
 
 /** Every status a conversation can have; "any status" merges one index range per entry. */
-export const conversationStatuses: readonly ConversationStatus[] = ["open", "closed"];
+export const conversationStatuses: readonly ConversationStatus[] = ["open", "handoff", "closed"];
 
 export interface ConversationFilters {
   chatbotId?: string;

@@ -10,21 +10,15 @@
  * create one conversation, however often its writes are retried or land late.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import { changeStatus, type TransitionCause } from "#functions/domain/conversation-states";
 import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";
-import { cancellationReasons, refusedItem, type TransactAction } from "#functions/store/conditions";
-import {
-  type ConversationRecord,
-  conversationActivityKey,
-  entities,
-  items,
-  keys,
-  records,
-} from "#functions/store/items";
+import { cancellationReasons, type TransactAction } from "#functions/store/conditions";
+import { type ConversationRecord, entities, items, keys, type TransitionActor } from "#functions/store/items";
 
 /** An external id is the caller's free text: its listing partition is keyed by its hash. */
 export function externalIdHash(externalId: string): string {
@@ -152,34 +146,25 @@ export async function startConversation(
 }
 
 /**
- * Closes a conversation (operator CLI, management API); further messages get 409. Closing is
- * activity, so it moves the conversation in the listings. Idempotent: closing a closed
- * conversation changes nothing (so it records no second transition, and no second event).
+ * Closes a conversation (operator CLI, management API, clients); further messages get 409.
+ * Idempotent: closing a closed conversation changes nothing (no second transition, no second
+ * event). The state machine and its races: domain/conversation-states.ts.
  */
 export async function closeConversation(
   ctx: DomainContext,
-  input: { organizationId: string; conversationId: string },
+  input: {
+    organizationId: string;
+    conversationId: string;
+    cause?: TransitionCause;
+    actor?: TransitionActor;
+  },
 ): Promise<ConversationRecord> {
-  const now = isoTime(ctx.clock());
-  const sortKey = conversationActivityKey("closed", now, input.conversationId);
-  try {
-    const result = await ctx.db.client.send(
-      new UpdateCommand({
-        TableName: ctx.db.tableName,
-        Key: keys.conversation(input.organizationId, input.conversationId),
-        UpdateExpression:
-          "SET #status = :closed, statusChangedAt = :now, lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey",
-        ConditionExpression: "attribute_exists(PK) AND #status <> :closed",
-        ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":closed": "closed", ":now": now, ":sortKey": sortKey },
-        ReturnValues: "ALL_NEW",
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-      }),
-    );
-    return records.conversation(result.Attributes ?? {});
-  } catch (error) {
-    const stored = refusedItem(error);
-    if (!stored) throw new AppError("conversation_not_found");
-    return records.conversation(stored);
-  }
+  const outcome = await changeStatus(ctx, {
+    organizationId: input.organizationId,
+    conversationId: input.conversationId,
+    to: "closed",
+    cause: input.cause ?? "agent",
+    actor: input.actor ?? { kind: "person", name: "operator" },
+  });
+  return outcome.conversation;
 }

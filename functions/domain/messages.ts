@@ -32,7 +32,6 @@
 import { randomUUID } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
-  BatchWriteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -42,9 +41,11 @@ import {
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
+import { asksForPerson, withRequestHuman } from "#functions/agent/handoff";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import { changeStatus } from "#functions/domain/conversation-states";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError, serviceUnavailable } from "#functions/errors";
@@ -55,7 +56,6 @@ import {
   type ConversationStatus,
   conversationActivityKey,
   gsi2,
-  type Item,
   items,
   keys,
   type LookupSummary,
@@ -149,7 +149,7 @@ export type TurnFailure = "stalled" | "timeout" | "failed";
 /** The listener of a streamed turn. */
 export interface TurnStream {
   /** The visitor's message is stored and the engine starts; its (first) reply will be `messageId`. */
-  started(start: { conversationId: string; messageId: string; status: ConversationStatus }): void;
+  started(start: { conversationId: string; messageId: string | null; status: ConversationStatus }): void;
   /** A piece of the first reply message's text, as the engine produces it (final: never taken back but by `failed`). */
   text(delta: string): void;
   /** The engine failed after the start: the pieces so far are void, and the reply is the fallback. */
@@ -158,6 +158,8 @@ export interface TurnStream {
 
 export interface TurnResult {
   conversationId: string;
+  /** The conversation's status after the turn (`handoff`: no replies, or the turn's handoff message). */
+  status: ConversationStatus;
   messages: MessageRecord[];
 }
 
@@ -193,6 +195,21 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     if (!bundle) throw new AppError("conversation_closed");
     const { conversation, turn, history, attachments } = begun;
 
+    // In handoff a person answers: the visitor's message is stored, the chatbot stays silent.
+    if (conversation.status === "handoff") {
+      const silent: TurnResult = {
+        conversationId: conversation.conversationId,
+        status: "handoff",
+        messages: [],
+      };
+      input.stream?.started({
+        conversationId: conversation.conversationId,
+        messageId: null,
+        status: "handoff",
+      });
+      await storeReplies(ctx, input.organizationId, silent, input.fence);
+      return silent;
+    }
     const firstReplyId = randomUUID();
     input.stream?.started({
       conversationId: conversation.conversationId,
@@ -231,7 +248,11 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         : {}),
       ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
     }));
-    const result: TurnResult = { conversationId: conversation.conversationId, messages: replies };
+    const result: TurnResult = {
+      conversationId: conversation.conversationId,
+      status: reply.handoff ? "handoff" : conversation.status,
+      messages: replies,
+    };
     // Round trip 3: the replies, with what goes beside them.
     await Promise.all([
       storeReplies(ctx, input.organizationId, result, input.fence),
@@ -250,6 +271,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
       }),
     ]);
+    if (reply.handoff) await startHandoff(ctx, conversation, reply.handoff, reply.engine);
     return result;
   } finally {
     clearTimeout(timer);
@@ -301,9 +323,12 @@ export async function readTurnStart(
   };
 }
 
-/** A conversation a new turn may begin in: open (a closed one answers 409 before anything is written). */
+/**
+ * A conversation a new turn may begin in: open, or in handoff (the message is stored for a person);
+ * a closed one answers 409 before anything is written.
+ */
 function checkTakesMessages(conversation: ConversationRecord): void {
-  if (conversation.status !== "open") throw new AppError("conversation_closed");
+  if (conversation.status === "closed") throw new AppError("conversation_closed");
 }
 
 /** A turn whose visitor message is stored: the conversation as it now is, the turn and what the model sees. */
@@ -372,7 +397,7 @@ async function writeTurnClaim(
   visitorMessage: MessageRecord,
   fence: WorkFence<TurnResult> | undefined,
 ): Promise<"claimed" | "taken"> {
-  const { organizationId, conversationId } = conversation;
+  const { organizationId, conversationId, status } = conversation;
   const now = visitorMessage.createdAt;
   const actions: TransactAction[] = [
     {
@@ -380,15 +405,17 @@ async function writeTurnClaim(
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
         UpdateExpression:
-          "SET turns = :turn, lastActivityAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations)",
-        ConditionExpression: "attribute_exists(PK) AND #status = :open AND turns = :seen",
+          "SET turns = :turn, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations) ADD messageCount :one",
+        // The status read in round trip 1, still: a change of status since then re-reads the turn.
+        ConditionExpression: "attribute_exists(PK) AND #status = :status AND turns = :seen",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: {
           ":turn": visitorMessage.turn,
           ":seen": conversation.turns,
-          ":open": "open",
+          ":status": status,
+          ":one": 1,
           ":now": now,
-          ":sortKey": conversationActivityKey("open", now, conversationId),
+          ":sortKey": conversationActivityKey(status, now, conversationId),
           ":orgConversations": gsi2.conversationsPartition(organizationId),
         },
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -423,7 +450,7 @@ async function writeTurnClaim(
     if (onMessage?.failed && onMessage.item?.messageId === visitorMessage.messageId) return "claimed";
     if (onConversation?.code === "ConditionalCheckFailed") {
       if (!onConversation.item) throw new AppError("conversation_not_found");
-      if (onConversation.item.status !== "open") throw new AppError("conversation_closed");
+      if (onConversation.item.status === "closed") throw new AppError("conversation_closed");
       return "taken";
     }
     if (onChatbot?.code === "ConditionalCheckFailed") throw new AppError("conversation_closed");
@@ -465,13 +492,32 @@ async function storeReplies(
   result: TurnResult,
   fence: WorkFence<TurnResult> | undefined,
 ): Promise<void> {
-  if (!fence) return storeMessages(ctx, organizationId, result.messages);
-  // A transaction holds 100 actions; the key's completion is one of them.
-  if (result.messages.length > 99) throw new Error(`a turn of ${result.messages.length} replies`);
-  await fence.complete(
-    result.messages.map((message) => putNewAction(ctx.db.tableName, items.message(organizationId, message))),
-    result,
-  );
+  // A transaction holds 100 actions; the key's completion and the count are two of them.
+  if (result.messages.length > 98) throw new Error(`a turn of ${result.messages.length} replies`);
+  const actions: TransactAction[] = [
+    ...result.messages.map((message) =>
+      putNewAction(ctx.db.tableName, items.message(organizationId, message)),
+    ),
+    ...countedReplies(ctx, organizationId, result),
+  ];
+  if (fence) await fence.complete(actions, result);
+  else if (actions.length > 0) await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
+}
+
+/** The replies counted on the conversation (`message_count`, `last_message_at`), in the replies' own write. */
+function countedReplies(ctx: DomainContext, organizationId: string, result: TurnResult): TransactAction[] {
+  const last = result.messages.at(-1);
+  if (!last) return [];
+  return [
+    {
+      Update: {
+        TableName: ctx.db.tableName,
+        Key: keys.conversation(organizationId, result.conversationId),
+        UpdateExpression: "ADD messageCount :replies SET lastMessageAt = :at",
+        ExpressionAttributeValues: { ":replies": result.messages.length, ":at": last.createdAt },
+      },
+    },
+  ];
 }
 
 /** The messages before `turn`, oldest first: enough for the model's window and the tools' visitor texts (a turn being completed). */
@@ -515,6 +561,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
   collected?: Record<string, string>;
   /** The look-ups this turn made (absent: none). */
   lookups?: LookupSummary[];
+  /** The turn asks for a person: the visitor by a phrase, or the model through `request_human`. */
+  handoff?: "visitor" | "engine";
 };
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
@@ -544,20 +592,43 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       }),
     ]);
     tools = toolBox;
+    const handoff = chatbot.handoff?.allowed ? chatbot.handoff : undefined;
+    if (handoff && engine.kind === "scripted" && asksForPerson(request.message.text, handoff.phrases)) {
+      onText?.(handoff.message);
+      return {
+        messages: [handoff.message],
+        engine: engine.kind,
+        fallback: false,
+        handoff: "visitor",
+        ...collected(),
+      };
+    }
+    const offered = handoff && engine.kind !== "scripted" ? withRequestHuman(toolBox) : undefined;
     // An engine that ignores its signal must still not hold the turn past the deadline.
     const reply = await raceAbort(
       engine.reply({
         instructions: chatbot.instructions,
-        history: request.history.map(toHistoryMessage),
+        history: request.history.flatMap(toHistoryMessage),
         message: request.message,
-        tools: toolBox,
+        tools: offered ?? toolBox,
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
         signal: request.signal,
         deadline: request.deadline,
-        ...(onText ? { onText } : {}),
+        ...(onText ? { onText: (delta: string) => (offered?.requested() ? undefined : onText(delta)) } : {}),
       }),
       request.signal,
     );
+    if (handoff && offered?.requested()) {
+      return {
+        messages: [handoff.message],
+        engine: engine.kind,
+        fallback: false,
+        handoff: "engine",
+        ...(reply.usage ? { usage: reply.usage } : {}),
+        ...(reply.modelLatencyMs === undefined ? {} : { modelLatencyMs: reply.modelLatencyMs }),
+        ...collected(),
+      };
+    }
     const messages = reply.messages.map((text) => text.trim()).filter((text) => text.length > 0);
     if (messages.length === 0) throw new Error("engine returned no text");
     log.info("turn answered", {
@@ -595,10 +666,36 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
   }
 }
 
-function toHistoryMessage(message: MessageRecord): HistoryMessage {
+/** What the model sees of a stored message: status changes not at all, a person's replies as the assistant side. */
+function toHistoryMessage(message: MessageRecord): HistoryMessage[] {
+  if (message.role === "system") return [];
   const images = message.attachments.length;
   const note = images === 0 ? "" : `\n[The visitor attached ${images} image${images === 1 ? "" : "s"} here.]`;
-  return { role: message.role, text: `${message.content}${note}` };
+  return [{ role: message.role === "user" ? "user" : "assistant", text: `${message.content}${note}` }];
+}
+
+/**
+ * The handoff a turn asked for, after its replies are stored: a status change of its own (the next
+ * history slot, after this turn's replies). If the conversation was closed meanwhile, it stays closed.
+ */
+async function startHandoff(
+  ctx: DomainContext,
+  conversation: ConversationRecord,
+  cause: "visitor" | "engine",
+  engine: string,
+): Promise<void> {
+  try {
+    await changeStatus(ctx, {
+      organizationId: conversation.organizationId,
+      conversationId: conversation.conversationId,
+      to: "handoff",
+      cause,
+      actor: cause === "visitor" ? { kind: "visitor" } : { kind: "engine", id: engine },
+    });
+  } catch (error) {
+    if (error instanceof AppError && error.code === "conversation_closed") return;
+    throw error;
+  }
 }
 
 /** Keeps the look-up details the visitor gave with the conversation, when they changed this turn. */
@@ -629,30 +726,4 @@ async function keepCollected(
 function sameEntries(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const names = Object.keys(a);
   return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
-}
-
-async function storeMessages(
-  ctx: DomainContext,
-  organizationId: string,
-  messages: MessageRecord[],
-): Promise<void> {
-  if (messages.length === 1 && messages[0]) {
-    await ctx.db.client.send(
-      new PutCommand({ TableName: ctx.db.tableName, Item: items.message(organizationId, messages[0]) }),
-    );
-    return;
-  }
-  let pending: Item[] = messages.map((message) => ({
-    PutRequest: { Item: items.message(organizationId, message) },
-  }));
-  while (pending.length > 0) {
-    const batch = pending.slice(0, 25);
-    const result = await ctx.db.client.send(
-      new BatchWriteCommand({ RequestItems: { [ctx.db.tableName]: batch } }),
-    );
-    pending = [
-      ...((result.UnprocessedItems?.[ctx.db.tableName] as Item[] | undefined) ?? []),
-      ...pending.slice(25),
-    ];
-  }
 }

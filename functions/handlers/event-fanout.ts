@@ -1,6 +1,6 @@
 /**
  * EventFanout: the table's stream (conversation and message items, as the event source's filter
- * lets through) in, webhook deliveries out. A thin adapter: the records become item changes, the
+ * lets through) in, webhook deliveries and inactivity checks (domain/inactivity.ts) out. A thin adapter: the records become item changes, the
  * fan-out does the rest (webhooks/fanout.ts). Any failure throws, so the event source retries the
  * batch (halving it to isolate a bad record) and finally hands it to the failure destination.
  */
@@ -8,18 +8,28 @@ import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { contextFromEnvironment } from "#functions/domain/context";
+import {
+  type InactivityContext,
+  inactivityTimings,
+  scheduleInactivityChecks,
+  timerQueueFromEnvironment,
+} from "#functions/domain/inactivity";
 import { log, withRequestScope } from "#functions/log";
 import type { Item } from "#functions/store/items";
 import type { ItemChange } from "#functions/webhooks/events";
 import { type FanoutContext, fanOut } from "#functions/webhooks/fanout";
 import { deliveryQueueFromEnvironment } from "#functions/webhooks/queue";
 
-let context: FanoutContext | undefined;
-function fanoutContext(): FanoutContext {
+let context: (FanoutContext & InactivityContext) | undefined;
+function fanoutContext(): FanoutContext & InactivityContext {
   context ??= {
     ...contextFromEnvironment(),
+    timings: inactivityTimings(),
     get queue() {
       return deliveryQueueFromEnvironment();
+    },
+    get timers() {
+      return timerQueueFromEnvironment();
     },
   };
   return context;
@@ -44,6 +54,10 @@ export function toItemChange(record: DynamoDBRecord): ItemChange | undefined {
 export const handler = async (event: DynamoDBStreamEvent, lambda: Context): Promise<void> =>
   withRequestScope(lambda.awsRequestId, async () => {
     const changes = event.Records.map(toItemChange).filter((change) => change !== undefined);
-    const result = await fanOut(fanoutContext(), changes);
-    log.debug("stream batch done", { records: event.Records.length, ...result });
+    // Webhook deliveries, and the inactivity checks the conversations' activity calls for.
+    const [result, checks] = await Promise.all([
+      fanOut(fanoutContext(), changes),
+      scheduleInactivityChecks(fanoutContext(), changes),
+    ]);
+    log.debug("stream batch done", { records: event.Records.length, inactivityChecks: checks, ...result });
   });

@@ -2,6 +2,7 @@
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
+import type { TransitionCause } from "#functions/domain/conversation-states";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
@@ -41,12 +42,34 @@ const storedAttachment = z.object({
   size: z.optional(z.number().check(z.describe("…and size in bytes, not their bytes."))),
 });
 
+const statusChange = z
+  .object({
+    from: z.enum(["open", "handoff", "closed"]),
+    to: z.enum(["open", "handoff", "closed"]),
+    cause: z
+      .enum(["client", "visitor", "engine", "agent", "inactivity"])
+      .check(
+        z.describe(
+          "client: an API call; visitor: the visitor asked for a person; engine: the chatbot's model decided; agent: a person; inactivity: the chatbot's timeout.",
+        ),
+      ),
+  })
+  .check(z.describe("System messages: the status change they record."));
+
 const historyMessage = z.object({
   message_id: z.string(),
-  role: z.enum(["user", "assistant"]),
+  role: z
+    .enum(["user", "assistant", "agent", "system"])
+    .check(
+      z.describe(
+        "user: the visitor; assistant: the chatbot; agent: a person of the organization; system: a status change.",
+      ),
+    ),
   content: z.string(),
   attachments: z.array(storedAttachment),
   created_at: isoTimestamp("When the message was stored"),
+  agent_name: z.optional(z.string().check(z.describe("Agent messages: the person's display name."))),
+  status_change: z.optional(statusChange),
 });
 
 const response = z.object({
@@ -60,7 +83,7 @@ export const contract = {
   operationId: "listMessages",
   summary: "List a conversation's messages",
   description:
-    "The visitor's and the chatbot's messages of one conversation, oldest first, a page at a time.",
+    "The messages of one conversation (the visitor's, the chatbot's, people's replies and status changes), oldest first, a page at a time.",
   tags: ["Messages"],
   auth: "apiKey",
   path,
@@ -87,6 +110,16 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
         content: message.content,
         attachments: message.attachments,
         created_at: message.createdAt,
+        ...(message.authorName === undefined ? {} : { agent_name: message.authorName }),
+        ...(message.transition
+          ? {
+              status_change: {
+                from: message.transition.from,
+                to: message.transition.to,
+                cause: message.transition.cause as TransitionCause,
+              },
+            }
+          : {}),
       })),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,

@@ -11,9 +11,20 @@ import { readAhead } from "#functions/http/read-ahead";
 
 const response = z.object({
   conversation_id: z.string(),
+  status: z
+    .enum(["open", "handoff", "closed"])
+    .check(
+      z.describe(
+        "The conversation's status after this turn: `handoff` when a person answers (then `messages` is empty, or holds the chatbot's handoff message on the turn that started the handoff).",
+      ),
+    ),
   messages: z
     .array(replyMessage)
-    .check(z.describe("The chatbot's reply messages for this turn, oldest first; at least one.")),
+    .check(
+      z.describe(
+        "The chatbot's reply messages for this turn, oldest first; at least one, except in handoff (none).",
+      ),
+    ),
 });
 
 export const contract = {
@@ -41,6 +52,7 @@ const turnStart = readAhead((caller, request: z.output<typeof body>) =>
 const render = (turn: TurnResult) => ({
   body: {
     conversation_id: turn.conversationId,
+    status: turn.status,
     messages: turn.messages.map((message) => ({
       message_id: message.messageId,
       role: "assistant" as const,

@@ -29,10 +29,9 @@ import { attachmentInputs, messageBody as body, replyMessage } from "#functions/
 import { readAhead } from "#functions/http/read-ahead";
 import { apiStreamHandler } from "#functions/http/stream-handler";
 import { describeError, log } from "#functions/log";
-import type { ConversationStatus } from "#functions/store/items";
 import { streamRoute } from "#lib/routes";
 
-const conversationStatus = z.enum(["open", "closed"]);
+const conversationStatus = z.enum(["open", "handoff", "closed"]);
 
 /**
  * The turn a stream conveys, as its Idempotency-Key stores it (and replays it as events). The 200 is
@@ -48,7 +47,13 @@ const response = z.object({
 export const streamEvents = {
   "message.start": z.object({
     conversation_id: z.string(),
-    message_id: z.string().check(z.describe("The reply message this start begins.")),
+    message_id: z
+      .nullable(z.string())
+      .check(
+        z.describe(
+          "The reply message this start begins; null in handoff, where no reply follows (a person answers).",
+        ),
+      ),
     status: conversationStatus.check(z.describe("The conversation's status.")),
   }),
   "message.delta": z.object({
@@ -97,7 +102,6 @@ export const handler = apiStreamHandler(
     const started = Date.now();
     const output = new PassThrough();
     const events = new TurnEvents((chunk) => output.write(chunk));
-    let status: ConversationStatus = "open";
     const begun = Promise.withResolvers<void>();
     const turn = sendMessage(ctx, {
       organizationId: caller.organizationId,
@@ -107,11 +111,14 @@ export const handler = apiStreamHandler(
       remainingTimeMs: remainingTimeMs(),
       start: turnStart.take(caller, body),
       ...(idempotency
-        ? { fence: idempotency.fence((result: TurnResult) => ({ body: streamedTurnBody(result, status) })) }
+        ? {
+            fence: idempotency.fence((result: TurnResult) => ({
+              body: streamedTurnBody(result, result.status),
+            })),
+          }
         : {}),
       stream: {
         started: (start) => {
-          status = start.status;
           events.started(start);
           begun.resolve();
         },

@@ -69,6 +69,8 @@ export interface RouteContract<
   /** Honour the Idempotency-Key header. */
   idempotent?: boolean;
   body?: Body;
+  /** The body may be left out entirely (it is then validated as `{}`). */
+  bodyOptional?: boolean;
   query?: Query;
   path?: Path;
   /** `auth: "manage"`: who may call it; the same as the route table's (a unit test compares them). */
@@ -210,7 +212,7 @@ export function apiHandler<C extends RouteContract>(
           ? manageAuthMiddleware(contract.access)
           : authMiddleware(contract.auth === "optionalApiKey"),
     );
-  if (contract.body) chain.use(jsonBodyMiddleware());
+  if (contract.body) chain.use(jsonBodyMiddleware(contract.bodyOptional === true));
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
 
@@ -512,16 +514,16 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 // ---------- JSON body ----------
 
 /** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
-export function jsonBodyMiddleware(): MiddlewareObj<
-  ApiEvent,
-  ApiResponse,
-  Error,
-  Context,
-  { state: RouteState }
-> {
+export function jsonBodyMiddleware(
+  optional = false,
+): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: (request) => {
-      const parsed = parseJsonBody(request.event.body, request.event.isBase64Encoded);
+      const raw = request.event.body;
+      const parsed =
+        optional && (raw === undefined || raw === "")
+          ? {}
+          : parseJsonBody(raw, request.event.isBase64Encoded);
       // The idempotency fingerprint reads the parsed body from the event.
       (request.event as { body?: unknown }).body = parsed;
       stateOf(request).input.body = parsed;

@@ -8,10 +8,11 @@
  * engine kind and the model; a change of server or secret needs an operator (acting on the
  * organization), otherwise it is a 403.
  */
+import { handoffDefaults } from "#functions/agent/handoff";
 import type { ChatbotSettings } from "#functions/domain/chatbots";
 import { AppError } from "#functions/errors";
 import type { OrganizationCaller } from "#functions/http/api-handler";
-import type { EngineConfig } from "#functions/store/items";
+import type { EngineConfig, HandoffSettings } from "#functions/store/items";
 
 export interface ChatbotSettingsBody {
   engine?:
@@ -29,6 +30,10 @@ export interface ChatbotSettingsBody {
   temperature?: number | undefined;
   max_output_tokens?: number | undefined;
   history_window?: number | undefined;
+  handoff?:
+    | { allowed?: boolean | undefined; message?: string | undefined; phrases?: string[] | undefined }
+    | undefined;
+  inactivity_timeout_minutes?: number | null | undefined;
 }
 
 const operatorOnly = () =>
@@ -80,7 +85,9 @@ export function chatbotSettingsFrom(
   body: ChatbotSettingsBody,
   caller: OrganizationCaller,
   currentEngine: EngineConfig | undefined,
+  currentHandoff?: HandoffSettings,
 ): Partial<ChatbotSettings> {
+  const handoff = body.handoff;
   return {
     ...(body.engine === undefined ? {} : { engine: engineFrom(body.engine, caller, currentEngine) }),
     ...(body.instructions === undefined ? {} : { instructions: body.instructions }),
@@ -89,5 +96,18 @@ export function chatbotSettingsFrom(
     ...(body.temperature === undefined ? {} : { temperature: body.temperature }),
     ...(body.max_output_tokens === undefined ? {} : { maxOutputTokens: body.max_output_tokens }),
     ...(body.history_window === undefined ? {} : { historyWindow: body.history_window }),
+    ...(handoff === undefined
+      ? {}
+      : {
+          handoff: {
+            ...(currentHandoff ?? handoffDefaults),
+            ...(handoff.allowed === undefined ? {} : { allowed: handoff.allowed }),
+            ...(handoff.message === undefined ? {} : { message: handoff.message }),
+            ...(handoff.phrases === undefined ? {} : { phrases: handoff.phrases }),
+          },
+        }),
+    ...(body.inactivity_timeout_minutes === undefined
+      ? {}
+      : { inactivityTimeoutMinutes: body.inactivity_timeout_minutes ?? undefined }),
   };
 }

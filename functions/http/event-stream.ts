@@ -1,7 +1,8 @@
 /**
  * A streamed turn as Server-Sent Events (text/event-stream), the events of POST /api/message/stream:
  *
- *   event: message.start   data: {"conversation_id","message_id","status"}
+ *   event: message.start   data: {"conversation_id","message_id","status"}   (in handoff: message_id
+ *                          null, and nothing follows: a person answers, the chatbot is silent)
  *   event: message.delta   data: {"text"}                  the reply's text as the model produces it
  *   event: message.end     data: {"message_id","role","content","created_at"}   the stored message
  *   event: error           data: {"detail"}                the reply failed after the start
@@ -71,7 +72,8 @@ export class TurnEvents {
 
   constructor(private readonly write: (chunk: string) => void) {}
 
-  started(start: { conversationId: string; messageId: string; status: ConversationStatus }): void {
+  /** In handoff there is no reply: the start names none (`message_id` null) and nothing follows. */
+  started(start: { conversationId: string; messageId: string | null; status: ConversationStatus }): void {
     this.start = { conversationId: start.conversationId, status: start.status };
     this.write(
       sseEvent("message.start", {
@@ -132,6 +134,12 @@ function storedMessage(message: TurnResult["messages"][number]): StoredMessage {
 
 /** The events of a completed turn, replayed from what its Idempotency-Key stored. */
 export function replayedEvents(body: StreamedTurnBody): string {
+  if (body.messages.length === 0)
+    return sseEvent("message.start", {
+      conversation_id: body.conversation_id,
+      message_id: null,
+      status: body.status,
+    });
   return body.messages
     .map(
       (message) =>

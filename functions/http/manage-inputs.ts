@@ -109,4 +109,50 @@ export const chatbotSettings = {
     ),
 };
 
+/** A chatbot's human handoff: a PATCH changes the fields sent and keeps the others. */
+const handoffInput = z
+  .object({
+    allowed: z.optional(
+      z
+        .boolean()
+        .check(
+          z.describe(
+            "Whether the visitor (scripted phrases) or the model (`request_human` tool) may hand the conversation to a person. Clients and people always may.",
+          ),
+        ),
+    ),
+    message: z.optional(
+      text(chatbotLimits.handoffMessage, "The chatbot's answer to the turn that starts a handoff."),
+    ),
+    phrases: z.optional(
+      z
+        .array(
+          text(
+            chatbotLimits.handoffPhrase,
+            "A phrase, matched case-insensitively inside the visitor's message.",
+          ),
+        )
+        .check(
+          z.maxLength(chatbotLimits.handoffPhrases),
+          z.describe("Scripted engine: visitor messages containing one of these ask for a person."),
+        ),
+    ),
+  })
+  .check(z.describe("Human handoff."));
+
+export const chatbotHandoffSettings = {
+  handoff: handoffInput,
+  inactivity_timeout_minutes: z.nullable(
+    z
+      .int()
+      .check(
+        z.gte(chatbotLimits.inactivityTimeoutMinutes.min),
+        z.lte(chatbotLimits.inactivityTimeoutMinutes.max),
+        z.describe(
+          "Close a conversation after this many minutes without a message or status change (cause `inactivity`); null: never.",
+        ),
+      ),
+  ),
+};
+
 export const chatbotName = text(chatbotLimits.name, "The chatbot's display name.");

@@ -5,6 +5,7 @@
  * hints, API keys by their prefix).
  */
 import * as z from "zod/mini";
+import { handoffDefaults } from "#functions/agent/handoff";
 import type { ToolView } from "#functions/domain/tools";
 import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
 import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
@@ -130,6 +131,10 @@ export const chatbotView = z.object({
   temperature: z.number(),
   max_output_tokens: z.int(),
   history_window: z.int(),
+  handoff: z.object({ allowed: z.boolean(), message: z.string(), phrases: z.array(z.string()) }),
+  inactivity_timeout_minutes: z.nullable(
+    z.int().check(z.describe("null: conversations never close by themselves.")),
+  ),
   created_at: isoTimestamp("When the chatbot was created"),
   updated_at: isoTimestamp("When its settings last changed"),
 });
@@ -154,6 +159,8 @@ export const toChatbotView = (record: ChatbotRecord): z.input<typeof chatbotView
   temperature: record.temperature,
   max_output_tokens: record.maxOutputTokens,
   history_window: record.historyWindow,
+  handoff: record.handoff ?? handoffDefaults,
+  inactivity_timeout_minutes: record.inactivityTimeoutMinutes ?? null,
   created_at: record.createdAt,
   updated_at: record.updatedAt,
 });
@@ -220,7 +227,7 @@ export const toToolView = (view: ToolView): z.input<typeof toolView> => ({
 
 // ---------- conversations ----------
 
-export const conversationStatus = z.enum(["open", "closed"]);
+export const conversationStatus = z.enum(["open", "handoff", "closed"]);
 
 export const conversationView = z.object({
   conversation_id: z.string(),

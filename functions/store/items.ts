@@ -311,8 +311,21 @@ export interface ChatbotRecord {
   historyWindow: number;
   welcomeMessage: string;
   fallbackReply: string;
+  /** Human handoff; absent on chatbots made before it existed: not allowed. */
+  handoff?: HandoffSettings;
+  /** Closes a conversation (cause `inactivity`) after this many minutes without activity; absent: never. */
+  inactivityTimeoutMinutes?: number;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface HandoffSettings {
+  /** Whether the visitor or the engine may hand the conversation to a person (clients and people always may). */
+  allowed: boolean;
+  /** The chatbot's answer to the turn that starts a handoff. */
+  message: string;
+  /** Scripted engine: a visitor message containing one of these (case-insensitive) asks for a person. */
+  phrases: string[];
 }
 
 export type KnowledgeEntryRecord =
@@ -329,7 +342,7 @@ export interface ContactRecord {
   updatedAt: string;
 }
 
-export type ConversationStatus = "open" | "closed";
+export type ConversationStatus = "open" | "handoff" | "closed";
 
 export interface ConversationRecord {
   conversationId: string;
@@ -340,11 +353,17 @@ export interface ConversationRecord {
   status: ConversationStatus;
   /** When `status` last changed (its webhook event's time). */
   statusChangedAt?: string;
+  /** Why `status` last changed (domain/conversation-states.ts `TransitionCause`). */
+  statusCause?: string;
   /** Number of turns started; allocates each turn's message sort keys. */
   turns: number;
   createdAt: string;
   /** The last message or status change; orders listings (absent only on conversations made before listings existed). */
   lastActivityAt?: string;
+  /** Messages in the history (every role); absent on conversations made before it was counted. */
+  messageCount?: number;
+  /** When the last message was stored. */
+  lastMessageAt?: string;
   /** Signs history cursors so one conversation's cursor is refused by another (domain/messages.ts). */
   cursorSecret?: string;
   /** Variables the visitor gave, kept for look-up tools across turns (see tools/). */
@@ -408,7 +427,8 @@ export interface MessageRecord {
   chatbotId?: string;
   turn: number;
   index: number;
-  role: "user" | "assistant";
+  /** `agent`: a person of the organization; `system`: a status change (its `transition`). */
+  role: "user" | "assistant" | "agent" | "system";
   content: string;
   attachments: StoredAttachment[];
   createdAt: string;
@@ -419,6 +439,30 @@ export interface MessageRecord {
   fallback?: boolean;
   /** The first reply of a turn: the look-ups the turn made. */
   lookups?: LookupSummary[];
+  /** Agent messages: the person's display name as shown to the visitor. */
+  authorName?: string;
+  /** System messages: the status change they record. */
+  transition?: TransitionRecord;
+}
+
+/** Who made a status change: a client's API key, the visitor, the chatbot's engine, a person, the timer. */
+export interface TransitionActor {
+  kind: "api_key" | "visitor" | "engine" | "person" | "timer";
+  /** Key id, engine kind or person's user id. */
+  id?: string;
+  /** A person's display name. */
+  name?: string;
+}
+
+/** One status change, kept on its `system` message. */
+export interface TransitionRecord {
+  from: ConversationStatus;
+  to: ConversationStatus;
+  /** client, visitor, engine, agent or inactivity. */
+  cause: string;
+  actor: TransitionActor;
+  /** The client's reason for a handoff, when it gave one. */
+  reason?: string;
 }
 
 /** A webhook signing secret, sealed (secrets/envelope.ts); a rotated-out one signs until `expiresAt`. */

@@ -202,6 +202,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const webhookEnvironment: Record<string, string> = {
       WEBHOOK_SECRETS_KEY_FILE: process.env.WEBHOOK_SECRETS_KEY_FILE ?? localWebhookKeyFile,
       WEBHOOK_QUEUE_URL: queueUrl(queues.webhookDeliveries.id),
+      CONVERSATION_TIMER_QUEUE_URL: queueUrl(queues.conversationTimers.id),
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
     };
 

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { toAuthorizerContext } from "#functions/http/authorizer-context";
 import { buildApp } from "#lib/app";
 import {
+  conversationTimer,
   eventFanout,
   eventFunctions,
   queueSources,
@@ -482,7 +483,7 @@ describe("the webhook pipeline", () => {
     }
   });
 
-  it("lets the fan-out read the stream, queue deliveries and report failed batches, and nothing else beyond its table actions", () => {
+  it("lets the fan-out read the stream, queue deliveries and inactivity checks and report failed batches, and nothing else beyond its table actions", () => {
     const statements = roleStatements(eventFanout.id).filter(
       ([, actions]) => !actions.every((action) => action.startsWith("dynamodb:") && !streamRead.has(action)),
     );
@@ -496,9 +497,18 @@ describe("the webhook pipeline", () => {
         ],
         [expect.stringContaining(queues.webhookDeliveries.id), send],
         [expect.stringContaining(queues.eventFanoutFailures.id), send],
+        [expect.stringContaining(queues.conversationTimers.id), send],
       ]),
     );
-    expect(statements).toHaveLength(4);
+    expect(statements).toHaveLength(5);
+  });
+
+  it("lets the timer function consume and re-queue inactivity checks only, and change conversations", () => {
+    const statements = roleStatements(conversationTimer.id);
+    const sqs = statements.filter(([, actions]) => actions.some((action) => action.startsWith("sqs:")));
+    for (const [resource] of sqs) expect(resource).toMatch(new RegExp(queues.conversationTimers.id));
+    expect(statements.some(([, actions]) => actions.some((action) => action.startsWith("kms:")))).toBe(false);
+    expect(conversationTimer.table).toEqual(["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"]);
   });
 
   it("lets the delivery function consume and re-queue deliveries and open webhook secrets only", () => {

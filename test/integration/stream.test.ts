@@ -349,7 +349,8 @@ describe("streaming: errors before the stream starts are ordinary JSON", () => {
     const response = await stream(shop, { conversation_id: closed, message: "hi" });
     expectJsonError(response, 409);
     expect(await response.json()).toEqual({ detail: "Conversation is closed" });
-    expect(await storedMessages(shop, closed)).toEqual([]);
+    // Only the close's own system message: the refused turn stored nothing.
+    expect((await storedMessages(shop, closed)).map((message) => message.role)).toEqual(["system"]);
   });
 
   it("422 for an invalid body, in the same format as POST /api/message", async () => {

@@ -70,7 +70,7 @@ async function sendMessage(tenant: Tenant, conversationId: string, message: stri
 }
 
 describe.runIf(isLocal)("webhooks", () => {
-  it("delivers conversation.created, message.created (visitor and assistant) and conversation.closed, each verified", async () => {
+  it("delivers conversation.created, message.created (visitor, assistant, and the close's system message) and conversation.closed, each verified", async () => {
     // Prepare
     const tenant = await seedTenant();
     const hook = named("lifecycle");
@@ -80,12 +80,13 @@ describe.runIf(isLocal)("webhooks", () => {
     await sendMessage(tenant, conversationId, "hello");
     await closeConversation(domain(), { organizationId: tenant.organizationId, conversationId });
     // Assess
-    const requests = await eventually(hook.requests, (list) => list.length >= 4);
+    const requests = await eventually(hook.requests, (list) => list.length >= 5);
     expect(allVerified(requests)).toBe(true);
     const bodies = requests.map(bodyOf);
     expect(bodies.map((body) => body.type).sort()).toEqual([
       "conversation.closed",
       "conversation.created",
+      "message.created",
       "message.created",
       "message.created",
     ]);
@@ -102,6 +103,7 @@ describe.runIf(isLocal)("webhooks", () => {
     const messages = bodies.filter((body) => body.type === "message.created");
     expect(messages.map((body) => (body.data.message as { role: string }).role).sort()).toEqual([
       "assistant",
+      "system",
       "user",
     ]);
     expect(
@@ -117,8 +119,10 @@ describe.runIf(isLocal)("webhooks", () => {
       () => listWebhookDeliveries(domain(), { organizationId: tenant.organizationId, endpointId }),
       (list) => list.deliveries.every((delivery) => delivery.state === "delivered"),
     );
-    expect(page.deliveries).toHaveLength(4);
-    expect(page.deliveries.map((delivery) => delivery.attempts[0]?.status)).toEqual([200, 200, 200, 200]);
+    expect(page.deliveries).toHaveLength(5);
+    expect(page.deliveries.map((delivery) => delivery.attempts[0]?.status)).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
     // Newest first.
     const times = page.deliveries.map((delivery) => delivery.deliveryId);
     expect([...times].sort().reverse()).toEqual(times);

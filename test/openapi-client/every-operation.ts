@@ -79,6 +79,36 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
       return (response.body satisfies ReadableStream<Uint8Array> | null) ?? error?.detail;
     },
   },
+  "/api/conversation/{conversation_id}": {
+    get: async () =>
+      (
+        await api.GET("/api/conversation/{conversation_id}", {
+          params: { path: { conversation_id: conversationId } },
+        })
+      ).data?.status,
+  },
+  "/api/conversations": {
+    get: async () =>
+      (await api.GET("/api/conversations", { params: { query: { status: "handoff", limit: 10 } } })).data
+        ?.conversations[0]?.message_count,
+  },
+  "/api/conversation/{conversation_id}/handoff": {
+    post: async () =>
+      (
+        await api.POST("/api/conversation/{conversation_id}/handoff", {
+          params: { path: { conversation_id: conversationId } },
+          body: { reason: "asked for a person" },
+        })
+      ).data?.status,
+  },
+  "/api/conversation/{conversation_id}/close": {
+    post: async () =>
+      (
+        await api.POST("/api/conversation/{conversation_id}/close", {
+          params: { path: { conversation_id: conversationId } },
+        })
+      ).data?.status,
+  },
   "/api/conversation/{conversation_id}/messages": {
     get: async () => {
       const first = await api.GET("/api/conversation/{conversation_id}/messages", {
@@ -355,6 +385,31 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
           params: { header: organization, path: { conversation_id: conversationId } },
         })
       ).data?.status,
+  },
+  "/manage/conversations/{conversation_id}/take-over": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/conversations/{conversation_id}/take-over", {
+          params: { header: organization, path: { conversation_id: conversationId } },
+        })
+      ).data?.status,
+  },
+  "/manage/conversations/{conversation_id}/hand-back": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/conversations/{conversation_id}/hand-back", {
+          params: { header: organization, path: { conversation_id: conversationId } },
+        })
+      ).data?.status,
+  },
+  "/manage/conversations/{conversation_id}/reply": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/conversations/{conversation_id}/reply", {
+          params: { header: organization, path: { conversation_id: conversationId } },
+          body: { message: "A person here." },
+        })
+      ).data?.message.agent_name,
   },
   "/manage/usage": {
     get: async () =>

@@ -193,6 +193,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
           TOOL_CREDENTIALS_KEY_FILE: toolKeyFile,
           WEBHOOK_SECRETS_KEY_FILE: webhookKeyFile,
           ...testWebhookTimings,
+          // A chatbot's inactivity timeout in seconds instead of minutes, waited in 1 s queue hops.
+          INACTIVITY_MINUTE_SECONDS: "1",
+          INACTIVITY_MAX_HOP_SECONDS: "1",
           // A short turn budget so the timeout tests take seconds, not the production 20 s.
           TURN_BUDGET_MS: "3000",
           // A stalled stream is given up after 1.5 s (10 s in production), well inside that budget.

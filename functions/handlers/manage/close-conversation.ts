@@ -4,6 +4,7 @@ import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { closeConversation } from "#functions/domain/conversations";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { actingAgent } from "#functions/http/conversation-agent";
 import { conversationIdParameter } from "#functions/http/manage-inputs";
 import { conversationView, toConversationView } from "#functions/http/manage-views";
 
@@ -14,7 +15,7 @@ export const contract = {
   operationId: "manageCloseConversation",
   summary: "Close a conversation",
   description:
-    "Closes the conversation: further visitor messages are refused (409). Closing a closed conversation answers the same.",
+    "Closes the conversation (from `open` or `handoff`): further visitor messages are refused (409). Closing a closed conversation answers the same.",
   tags: ["Management: conversations"],
   auth: "manage",
   access: "admin",
@@ -30,6 +31,8 @@ export const handler = apiHandler(contract, async ({ caller, path }) => ({
     await closeConversation(ctx, {
       organizationId: caller.organizationId,
       conversationId: path.conversation_id,
+      cause: "agent",
+      actor: await actingAgent(ctx, caller),
     }),
   ),
 }));

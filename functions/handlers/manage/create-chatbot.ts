@@ -5,7 +5,7 @@ import { createChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
-import { chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
+import { chatbotHandoffSettings, chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
 
 const body = z.object({
@@ -17,6 +17,8 @@ const body = z.object({
   temperature: z.optional(chatbotSettings.temperature),
   max_output_tokens: z.optional(chatbotSettings.max_output_tokens),
   history_window: z.optional(chatbotSettings.history_window),
+  handoff: z.optional(chatbotHandoffSettings.handoff),
+  inactivity_timeout_minutes: z.optional(chatbotHandoffSettings.inactivity_timeout_minutes),
 });
 const response = chatbotView;
 

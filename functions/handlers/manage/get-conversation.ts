@@ -5,7 +5,12 @@ import { contextFromEnvironment } from "#functions/domain/context";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { conversationIdParameter } from "#functions/http/manage-inputs";
-import { conversationView, pageQuery, toConversationView } from "#functions/http/manage-views";
+import {
+  conversationStatus,
+  conversationView,
+  pageQuery,
+  toConversationView,
+} from "#functions/http/manage-views";
 import { isoTimestamp } from "#functions/http/schemas";
 
 const path = z.object({ conversation_id: conversationIdParameter });
@@ -13,11 +18,23 @@ const query = z.object(pageQuery);
 
 const transcriptMessage = z.object({
   message_id: z.string(),
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "agent", "system"]),
   content: z.string(),
   attachments: z.array(z.record(z.string(), z.unknown())),
   created_at: isoTimestamp("When the message was stored"),
   fallback: z.boolean().check(z.describe("An assistant message that is the fallback reply.")),
+  agent_name: z.nullable(z.string().check(z.describe("Agent messages: the person's display name."))),
+  status_change: z.nullable(
+    z
+      .object({
+        from: conversationStatus,
+        to: conversationStatus,
+        cause: z.string(),
+        actor: z.object({ kind: z.string(), id: z.nullable(z.string()), name: z.nullable(z.string()) }),
+        reason: z.nullable(z.string()),
+      })
+      .check(z.describe("System messages: the status change, its cause and who made it.")),
+  ),
 });
 
 const response = z.extend(conversationView, {
@@ -59,6 +76,20 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
         attachments: message.attachments,
         created_at: message.createdAt,
         fallback: message.fallback === true,
+        agent_name: message.authorName ?? null,
+        status_change: message.transition
+          ? {
+              from: message.transition.from,
+              to: message.transition.to,
+              cause: message.transition.cause,
+              actor: {
+                kind: message.transition.actor.kind,
+                id: message.transition.actor.id ?? null,
+                name: message.transition.actor.name ?? null,
+              },
+              reason: message.transition.reason ?? null,
+            }
+          : null,
       })),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,

@@ -5,7 +5,12 @@ import { getChatbot, updateChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
-import { chatbotIdParameter, chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
+import {
+  chatbotHandoffSettings,
+  chatbotIdParameter,
+  chatbotName,
+  chatbotSettings,
+} from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
 
 const path = z.object({ chatbot_id: chatbotIdParameter });
@@ -18,6 +23,8 @@ const body = z.object({
   temperature: z.optional(chatbotSettings.temperature),
   max_output_tokens: z.optional(chatbotSettings.max_output_tokens),
   history_window: z.optional(chatbotSettings.history_window),
+  handoff: z.optional(chatbotHandoffSettings.handoff),
+  inactivity_timeout_minutes: z.optional(chatbotHandoffSettings.inactivity_timeout_minutes),
 });
 const response = chatbotView;
 
@@ -39,7 +46,7 @@ const ctx = contextFromEnvironment();
 
 export const handler = apiHandler(contract, async ({ caller, path, body }) => {
   const current = await getChatbot(ctx, caller.organizationId, path.chatbot_id);
-  const changes = chatbotSettingsFrom(body, caller, current.engine);
+  const changes = chatbotSettingsFrom(body, caller, current.engine, current.handoff);
   return {
     body: toChatbotView(
       await updateChatbot(ctx, caller.organizationId, path.chatbot_id, {

@@ -23,6 +23,7 @@ describe("route matching (HTTP API semantics)", () => {
   it("tells 405 from 404 with the real route table", () => {
     expect(allowedMethods(routes, "/api/conversation")).toEqual(["POST"]);
     expect(allowedMethods(routes, "/api/conversation/x/messages")).toEqual(["GET"]);
-    expect(allowedMethods(routes, "/api/conversations")).toEqual([]);
+    expect(allowedMethods(routes, "/api/conversations")).toEqual(["GET"]);
+    expect(allowedMethods(routes, "/api/chats")).toEqual([]);
   });
 });

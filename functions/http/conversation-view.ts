@@ -1,0 +1,38 @@
+/**
+ * A conversation as the public API shows it (GET /api/conversation/{id}, the listing, and the
+ * handoff and close answers), shared by those routes and published in the OpenAPI document.
+ */
+import * as z from "zod/mini";
+import { isoTimestamp } from "#functions/http/schemas";
+import type { ConversationRecord } from "#functions/store/items";
+
+export const publicConversationStatus = z.enum(["open", "handoff", "closed"]);
+
+export const publicConversationView = z.object({
+  conversation_id: z.string(),
+  chatbot_id: z.string(),
+  contact_id: z.string(),
+  external_id: z.nullable(z.string().check(z.describe("The caller's own identifier, if one was given."))),
+  status: publicConversationStatus.check(
+    z.describe("open: the chatbot answers; handoff: a person answers; closed: no more messages."),
+  ),
+  created_at: isoTimestamp("When the conversation started"),
+  last_message_at: z.nullable(
+    isoTimestamp("When the last message (any role) was stored; null before the first"),
+  ),
+  message_count: z.int().check(z.describe("Messages in the history, every role.")),
+});
+
+export const toPublicConversationView = (
+  record: ConversationRecord,
+): z.input<typeof publicConversationView> => ({
+  conversation_id: record.conversationId,
+  chatbot_id: record.chatbotId,
+  contact_id: record.contactId,
+  external_id: record.externalId ?? null,
+  status: record.status,
+  created_at: record.createdAt,
+  last_message_at:
+    (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
+  message_count: record.messageCount ?? 0,
+});
