@@ -231,6 +231,9 @@ export const conversationView = z.object({
   created_at: isoTimestamp("When the conversation started"),
   last_activity_at: isoTimestamp("The last message or status change"),
   turn_count: z.int().check(z.describe("Visitor messages so far.")),
+  test: z
+    .boolean()
+    .check(z.describe("Started from the console's Try it panel (with a test key), not by a visitor.")),
 });
 
 export const toConversationView = (record: ConversationRecord): z.input<typeof conversationView> => ({
@@ -242,6 +245,7 @@ export const toConversationView = (record: ConversationRecord): z.input<typeof c
   created_at: record.createdAt,
   last_activity_at: record.lastActivityAt ?? record.createdAt,
   turn_count: record.turns,
+  test: record.test === true,
 });
 
 // ---------- usage ----------
