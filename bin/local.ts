@@ -4,8 +4,8 @@
  * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
  * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
- *   npm start                                   port 3000, data kept between runs
- *   npm start -- --port 8080
+ *   npm start                                   API on port 3000, the console on 3001, data kept between runs
+ *   npm start -- --port 8080 --console-port 8081
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
@@ -18,16 +18,20 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { build as buildConsole } from "vite";
 import { systemClock } from "#functions/domain/context";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
+import { consoleDirectory, consoleNeedsBuild, startConsoleServer } from "#lib/local/console-server";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
 const { values } = parseArgs({
   options: {
     port: { type: "string", default: process.env.PORT ?? "3000" },
+    /** The console's port (0: a free one). */
+    "console-port": { type: "string", default: process.env.CONSOLE_PORT ?? "3001" },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
@@ -118,6 +122,26 @@ function writeRuntimeFile(): void {
 }
 writeRuntimeFile();
 started = { stop: () => runtime.stop(), writeRuntimeFile };
+// The console, served as CloudFront serves it: built first if its sources changed.
+if (consoleNeedsBuild()) {
+  console.error("[console] building the console …");
+  await buildConsole({ configFile: resolve(consoleDirectory, "vite.config.ts"), logLevel: "warn" });
+}
+const consoleServer = await startConsoleServer({
+  port: Number(values["console-port"]),
+  host: values.host,
+  apiUrl: runtime.baseUrl,
+  config: {
+    apiBaseUrl: runtime.baseUrl,
+    streamUrl: null,
+    cognito: {
+      endpoint: runtime.cognito.endpoint,
+      region: "us-east-1",
+      userPoolId: runtime.cognito.userPoolId,
+      clientId: runtime.cognito.clientId,
+    },
+  },
+});
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
@@ -133,6 +157,7 @@ const demo = await ensureDemo(
   },
   values["demo-file"],
   runtime.baseUrl,
+  consoleServer.url,
 );
 
 const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
@@ -140,6 +165,7 @@ const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
   -d '{"chatbot_id":"${demo.chatbotId}"}'`;
 console.log(`
 Chatbot Conversation API (local)
+  Console       ${consoleServer.url}   (sign in as the admin below)
   Base URL      ${demo.baseUrl}
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
@@ -172,6 +198,7 @@ Ctrl-C stops everything.
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  await consoleServer.close();
   await runtime.stop();
   process.exit(0);
 };

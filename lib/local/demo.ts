@@ -45,6 +45,8 @@ export interface DemoInfo extends Partial<DemoPeople> {
   organizationId: string;
   /** Where the console signs in: the local Cognito's endpoint and the console client. */
   cognito?: { endpoint: string; region: string; userPoolId: string; clientId: string };
+  /** The console's address (`npm start` serves it). */
+  consoleUrl?: string;
 }
 
 export interface DemoCognito {
@@ -176,7 +178,9 @@ export async function ensureDemo(
   cognito: DemoCognito,
   file: string,
   baseUrl: string,
+  consoleUrl?: string,
 ): Promise<DemoInfo & DemoPeople> {
+  const at = consoleUrl ? { consoleUrl } : {};
   const existing = readDemo(file);
   if (existing) {
     let found = true;
@@ -189,7 +193,7 @@ export async function ensureDemo(
     }
     if (found) {
       const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
-      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito) });
+      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito), ...at });
     }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
@@ -215,6 +219,7 @@ export async function ensureDemo(
     organizationId: organization.organizationId,
     ...people,
     cognito: signInAt(cognito),
+    ...at,
   });
 }
 

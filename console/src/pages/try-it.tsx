@@ -1,0 +1,136 @@
+/**
+ * Try it: chat with a chatbot as a visitor would, through the public API with a short-lived test
+ * key (`POST /manage/api-keys` with `test`), so the turn is exactly what a visitor's app gets, and
+ * the conversation is marked as a test in the lists.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, must, publicApi } from "../api/client.ts";
+import { organizationId } from "../lib/workspace.ts";
+import { ErrorNotice, useAction } from "../ui/kit.tsx";
+import { Link } from "../ui/nav.tsx";
+import type { Chatbot } from "./chatbots.tsx";
+
+interface Line {
+  id: string;
+  role: "user" | "assistant";
+  content: string;
+  fallback?: boolean;
+}
+
+/** Test keys by organization, reused while they have more than five minutes left. */
+const testKeys = new Map<string, { key: string; expiresAt: number }>();
+
+async function testKey(): Promise<string> {
+  const organization = organizationId.value ?? "";
+  const held = testKeys.get(organization);
+  if (held && held.expiresAt - Date.now() > 5 * 60_000) return held.key;
+  const created = await must(api.POST("/manage/api-keys", { body: { name: "Try it", test: true } }));
+  const expiresAt = created.expires_at ? Date.parse(created.expires_at) : Date.now() + 30 * 60_000;
+  testKeys.set(organization, { key: created.key, expiresAt });
+  return created.key;
+}
+
+export function TryIt({ bot }: { bot: Chatbot }) {
+  const [conversationId, setConversationId] = useState<string | null>(null);
+  const [lines, setLines] = useState<Line[]>([]);
+  const action = useAction();
+  const log = useRef<HTMLDivElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    log.current?.scrollTo({ top: log.current.scrollHeight });
+  }, [lines]);
+
+  const send = async (text: string) => {
+    const key = await testKey();
+    const client = publicApi(key);
+    let id = conversationId;
+    if (!id) {
+      const started = await must(
+        client.POST("/api/conversation", { body: { chatbot_id: bot.chatbot_id, user_name: "Console test" } }),
+      );
+      id = started.conversation_id;
+      setConversationId(id);
+    }
+    setLines((current) => [...current, { id: `local-${current.length}`, role: "user", content: text }]);
+    const turn = await must(client.POST("/api/message", { body: { conversation_id: id, message: text } }));
+    setLines((current) => [
+      ...current,
+      ...turn.messages.map((message) => ({
+        id: message.message_id,
+        role: "assistant" as const,
+        content: message.content,
+      })),
+    ]);
+  };
+
+  return (
+    <article aria-labelledby="try-title">
+      <header class="page-header">
+        <div>
+          <h2 id="try-title">Try it</h2>
+          <p class="intro">
+            Chat with {bot.name} as a visitor would. These conversations are marked as tests.
+          </p>
+        </div>
+        <div class="actions">
+          {conversationId && <Link href={`/conversations/${conversationId}`}>Open the transcript</Link>}
+          <button
+            type="button"
+            class="secondary outline small"
+            onClick={() => {
+              setConversationId(null);
+              setLines([]);
+              action.clear();
+              input.current?.focus();
+            }}
+          >
+            New conversation
+          </button>
+        </div>
+      </header>
+      <div class="chat" ref={log} role="log" aria-live="polite" aria-label={`Conversation with ${bot.name}`}>
+        {lines.length === 0 && <p class="event">Say hello, or ask something from the chatbot's knowledge.</p>}
+        {lines.map((line) => (
+          <div key={line.id} class={`bubble ${line.role}`}>
+            <span class="who">{line.role === "user" ? "You" : bot.name}</span>
+            {line.content}
+          </div>
+        ))}
+        {action.busy && (
+          <p class="event" aria-busy="true">
+            {bot.name} is answering…
+          </p>
+        )}
+      </div>
+      {action.error !== null && <ErrorNotice error={action.error} />}
+      <form
+        class="composer"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const field = input.current;
+          const text = field?.value.trim() ?? "";
+          if (!text || !field) return;
+          field.value = "";
+          await action.run(() => send(text));
+          field.focus();
+        }}
+      >
+        <label class="visually-hidden" for="try-message">
+          Message
+        </label>
+        <input
+          id="try-message"
+          ref={input}
+          name="message"
+          autocomplete="off"
+          maxLength={8000}
+          placeholder="Type a message…"
+          required
+        />
+        <button type="submit" disabled={action.busy}>
+          Send
+        </button>
+      </form>
+    </article>
+  );
+}
