@@ -27,6 +27,19 @@ export default defineConfig({
       },
       {
         extends: true,
+        // The console in Chromium against its own local runtime (the same global setup as the
+        // integration suite); one file at a time, so at most one browser runs.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        extends: true,
         // Each file starts a runtime of its own, whose DynamoDB Local its tests stall or kill.
         test: {
           name: "faults",

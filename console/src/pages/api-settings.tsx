@@ -143,13 +143,13 @@ function Keys({ onCreated }: { onCreated: (created: CreatedKey) => void }) {
             Name
             <input name="name" required maxLength={100} placeholder="e.g. Website chat widget" />
           </label>
-          <label>
-            Scope
-            <select name="scope">
+          <div>
+            <label for="new-key-scope">Scope</label>
+            <select name="scope" id="new-key-scope">
               <option value="chat">Chat: conversations only</option>
               <option value="manage">Manage: also the management API</option>
             </select>
-          </label>
+          </div>
           <button type="submit" aria-busy={create.busy} disabled={create.busy}>
             Create key
           </button>

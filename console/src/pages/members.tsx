@@ -62,13 +62,13 @@ export function MembersPage() {
               Name (optional)
               <input name="display_name" maxLength={120} />
             </label>
-            <label>
-              Role
-              <select name="role">
+            <div>
+              <label for="invite-role">Role</label>
+              <select name="role" id="invite-role">
                 <option value="viewer">Viewer</option>
                 <option value="admin">Admin</option>
               </select>
-            </label>
+            </div>
             <button type="submit" aria-busy={invite.busy} disabled={invite.busy}>
               Invite
             </button>

@@ -21,12 +21,18 @@ const notice = signal<string | null>(null);
 const PASSWORD_RULES =
   "At least 12 characters, with a lower-case and an upper-case letter, a digit and a symbol.";
 
-/** Cognito's refusals in words for people. */
-function explain(error: unknown): Error {
+/**
+ * Cognito's refusals in words for people. Signing in, a wrong password is NotAuthorizedException
+ * on Cognito (cognito-local answers InvalidPasswordException); choosing one, that means the rules.
+ */
+function explain(error: unknown, flow: "sign-in" | "new-password" = "new-password"): Error {
   if (!(error instanceof CognitoError)) {
     return error instanceof Error
       ? new Error(`Cognito could not be reached: ${error.message}`)
       : new Error(String(error));
+  }
+  if (flow === "sign-in" && error.name === "InvalidPasswordException") {
+    return new Error("That e-mail address and password do not match an account.");
   }
   switch (error.name) {
     case "NotAuthorizedException":
@@ -95,7 +101,7 @@ export function SignInPage() {
           const { email = "", password = "" } = formValues(event.currentTarget);
           await action.run(async () => {
             const result = await signIn(cognito(), email.trim(), password).catch((error: unknown) => {
-              throw explain(error);
+              throw explain(error, "sign-in");
             });
             notice.value = null;
             if (result.kind === "new_password_required") {
@@ -162,18 +168,17 @@ export function NewPasswordPage() {
           });
         }}
       >
-        <label>
-          New password
-          <input
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            minLength={12}
-            required
-            aria-describedby="password-rules"
-          />
-          <small id="password-rules">{PASSWORD_RULES}</small>
-        </label>
+        <label for="new-password">New password</label>
+        <input
+          id="new-password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          minLength={12}
+          required
+          aria-describedby="password-rules"
+        />
+        <small id="password-rules">{PASSWORD_RULES}</small>
         <label>
           New password again
           <input name="repeat" type="password" autocomplete="new-password" minLength={12} required />
@@ -244,18 +249,17 @@ export function ForgotPasswordPage() {
           Code from the e-mail
           <input name="code" inputMode="numeric" autocomplete="one-time-code" required />
         </label>
-        <label>
-          New password
-          <input
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            minLength={12}
-            required
-            aria-describedby="reset-rules"
-          />
-          <small id="reset-rules">{PASSWORD_RULES}</small>
-        </label>
+        <label for="reset-password">New password</label>
+        <input
+          id="reset-password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          minLength={12}
+          required
+          aria-describedby="reset-rules"
+        />
+        <small id="reset-rules">{PASSWORD_RULES}</small>
         <Problem error={action.error} />
         <button type="submit" aria-busy={action.busy} disabled={action.busy}>
           Change password
