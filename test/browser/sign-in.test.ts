@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkPage,
   demo,
+  focusedText,
   go,
   hasChromium,
   launch,
@@ -76,7 +77,7 @@ describe.runIf(isLocal && hasChromium)("signing in to the console", () => {
     await page.getByRole("heading", { name: "Overview" }).waitFor();
     // The skip link comes first, then the navigation: all reachable with Tab.
     await page.keyboard.press("Tab");
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    expect(await focusedText(page)).toBe("Skip to content");
     await console.context.close();
   });
 

@@ -78,6 +78,10 @@ export async function openConsole(
   return { page, context, problems };
 }
 
+/** The text of the element that has the keyboard focus. */
+export const focusedText = (page: Page): Promise<string | null> =>
+  page.evaluate<string | null>("document.activeElement && document.activeElement.textContent");
+
 /** Signs in through the sign-in page, as a person does, and waits for the overview. */
 export async function signIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
@@ -115,14 +119,10 @@ interface AxeViolation {
  */
 export async function accessibilityViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(options: unknown): Promise<{ violations: unknown[] }> } })
-      .axe;
-    const result = await axe.run({
-      runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
-    });
-    return result.violations;
-  });
+  // A string, evaluated in the page (this file is compiled without the DOM's types).
+  const violations = await page.evaluate(
+    `axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }).then((result) => result.violations)`,
+  );
   return (violations as AxeViolation[]).map(
     (violation) =>
       `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`,
@@ -131,7 +131,7 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 
 /** The page is no wider than the window (nothing to scroll sideways at 375 px). */
 export async function horizontalOverflow(page: Page): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  return page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
 }
 
 export const screenshotDirectory = resolve(root, process.env.SCREENSHOT_DIR ?? ".local/screenshots");
