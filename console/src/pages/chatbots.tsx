@@ -287,13 +287,13 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
         <fieldset disabled={readOnly}>
           <label>
             Name
-            <input name="name" required maxLength={120} value={bot.name} />
+            <input name="name" required maxLength={120} defaultValue={bot.name} />
           </label>
           <label>
             Engine
             <select
               name="engine"
-              value={engineKind}
+              defaultValue={engineKind}
               onChange={(event) =>
                 setEngineKind((event.target as HTMLSelectElement).value as Chatbot["engine"]["kind"])
               }
@@ -309,7 +309,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
               <input
                 name="model_id"
                 required
-                value={bot.engine.kind === "bedrock" ? bot.engine.model_id : ""}
+                defaultValue={bot.engine.kind === "bedrock" ? bot.engine.model_id : ""}
                 placeholder="eu.anthropic.claude-3-7-sonnet-20250219-v1:0"
               />
               <small>
@@ -324,7 +324,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 <input
                   name="model"
                   required
-                  value={bot.engine.kind === "openai" ? bot.engine.model : ""}
+                  defaultValue={bot.engine.kind === "openai" ? bot.engine.model : ""}
                   placeholder="gpt-4o-mini"
                 />
               </label>
@@ -332,7 +332,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 Server base URL
                 <input
                   name="base_url"
-                  value={bot.engine.kind === "openai" ? bot.engine.base_url : ""}
+                  defaultValue={bot.engine.kind === "openai" ? bot.engine.base_url : ""}
                   readOnly={!isOperator.value && bot.engine.kind === "openai"}
                   placeholder="https://api.openai.com/v1"
                 />
@@ -341,7 +341,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 API key secret name
                 <input
                   name="api_key_secret"
-                  value={bot.engine.kind === "openai" ? (bot.engine.api_key_secret ?? "") : ""}
+                  defaultValue={bot.engine.kind === "openai" ? (bot.engine.api_key_secret ?? "") : ""}
                   readOnly={!isOperator.value && bot.engine.kind === "openai"}
                 />
                 <small>The server and its secret are set by platform operators.</small>
@@ -350,21 +350,40 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
           )}
           <label>
             Instructions
-            <textarea name="instructions" rows={4} maxLength={8000} value={bot.instructions} />
+            <textarea name="instructions" rows={4} maxLength={8000} defaultValue={bot.instructions} />
             <small>The model's system prompt (model engines).</small>
           </label>
           <label>
             Welcome message
-            <textarea name="welcome_message" rows={2} maxLength={2000} required value={bot.welcome_message} />
+            <textarea
+              name="welcome_message"
+              rows={2}
+              maxLength={2000}
+              required
+              defaultValue={bot.welcome_message}
+            />
           </label>
           <label>
             Fallback reply
-            <textarea name="fallback_reply" rows={2} maxLength={2000} required value={bot.fallback_reply} />
+            <textarea
+              name="fallback_reply"
+              rows={2}
+              maxLength={2000}
+              required
+              defaultValue={bot.fallback_reply}
+            />
           </label>
           <div class="grid">
             <label>
               Temperature
-              <input name="temperature" type="number" min={0} max={1} step={0.05} value={bot.temperature} />
+              <input
+                name="temperature"
+                type="number"
+                min={0}
+                max={1}
+                step={0.05}
+                defaultValue={bot.temperature}
+              />
             </label>
             <label>
               Max output tokens
@@ -374,7 +393,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 min={16}
                 max={8192}
                 step={1}
-                value={bot.max_output_tokens}
+                defaultValue={bot.max_output_tokens}
               />
             </label>
             <label>
@@ -385,7 +404,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 min={0}
                 max={50}
                 step={1}
-                value={bot.history_window}
+                defaultValue={bot.history_window}
               />
             </label>
           </div>
@@ -562,22 +581,22 @@ function EntryForm({
           <>
             <label>
               Question
-              <input name="question" required maxLength={8000} value={entry?.question ?? ""} />
+              <input name="question" required maxLength={8000} defaultValue={entry?.question ?? ""} />
             </label>
             <label>
               Answer
-              <textarea name="answer" required rows={3} maxLength={8000} value={entry?.answer ?? ""} />
+              <textarea name="answer" required rows={3} maxLength={8000} defaultValue={entry?.answer ?? ""} />
             </label>
           </>
         ) : (
           <>
             <label>
               Title (optional)
-              <input name="title" maxLength={8000} value={entry?.title ?? ""} />
+              <input name="title" maxLength={8000} defaultValue={entry?.title ?? ""} />
             </label>
             <label>
               Text
-              <textarea name="text" required rows={4} maxLength={8000} value={entry?.text ?? ""} />
+              <textarea name="text" required rows={4} maxLength={8000} defaultValue={entry?.text ?? ""} />
             </label>
           </>
         )}

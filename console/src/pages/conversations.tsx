@@ -53,6 +53,8 @@ export function ConversationsPage() {
         intro="Every conversation with your chatbots, the most recent activity first."
       />
       <form
+        // Mounted afresh when the location or the chatbots change: its fields start from the URL.
+        key={`${key}-${names.size}`}
         class="filters"
         aria-label="Filters"
         onSubmit={(event) => {
@@ -68,7 +70,7 @@ export function ConversationsPage() {
       >
         <label>
           Chatbot
-          <select name="chatbot_id" value={filters.chatbot_id ?? ""}>
+          <select name="chatbot_id" defaultValue={filters.chatbot_id ?? ""}>
             <option value="">All chatbots</option>
             {[...names].map(([id, name]) => (
               <option key={id} value={id}>
@@ -79,7 +81,7 @@ export function ConversationsPage() {
         </label>
         <label>
           Status
-          <select name="status" value={filters.status ?? ""}>
+          <select name="status" defaultValue={filters.status ?? ""}>
             <option value="">Any status</option>
             {Object.entries(statuses).map(([value, status]) => (
               <option key={value} value={value}>
@@ -90,19 +92,19 @@ export function ConversationsPage() {
         </label>
         <label>
           Contact id
-          <input name="contact_id" value={filters.contact_id ?? ""} />
+          <input name="contact_id" defaultValue={filters.contact_id ?? ""} />
         </label>
         <label>
           External id
-          <input name="external_id" value={filters.external_id ?? ""} />
+          <input name="external_id" defaultValue={filters.external_id ?? ""} />
         </label>
         <label>
           Active from
-          <input name="from" type="date" value={filters.from ?? ""} />
+          <input name="from" type="date" defaultValue={filters.from ?? ""} />
         </label>
         <label>
           Active until
-          <input name="to" type="date" value={filters.to ?? ""} />
+          <input name="to" type="date" defaultValue={filters.to ?? ""} />
         </label>
         <div class="actions">
           <button type="submit" class="small">

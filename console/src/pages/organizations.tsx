@@ -77,7 +77,7 @@ function Operators() {
           </label>
           <label>
             Rate limit (per minute)
-            <input name="rate_limit" type="number" min={1} max={100000} value={100} />
+            <input name="rate_limit" type="number" min={1} max={100000} defaultValue={100} />
           </label>
           <label>
             First admin's e-mail (optional)
@@ -195,7 +195,7 @@ function Row({ organization: initial }: { organization: Organization }) {
             type="number"
             min={1}
             max={100000}
-            value={organization.rate_limit}
+            defaultValue={organization.rate_limit}
             aria-label={`Rate limit of ${organization.name}, requests per minute`}
           />
           <button type="submit" class="secondary small" disabled={action.busy}>

@@ -432,7 +432,7 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
         {labelOf(name)}
         <select
           name={`config.${name}`}
-          value={String(field.default ?? field.enum[0])}
+          defaultValue={String(field.default ?? field.enum[0])}
           aria-describedby={hint ? `${id}-hint` : undefined}
         >
           {field.enum.map((option) => (
@@ -469,7 +469,7 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
         // (Preact types each input type apart; both are text fields.)
         type={(field.format === "uri" ? "url" : "text") as "text"}
         required={required}
-        value={field.const ?? (typeof field.default === "string" ? field.default : "")}
+        defaultValue={field.const ?? (typeof field.default === "string" ? field.default : "")}
         readOnly={field.const !== undefined}
         placeholder={hint}
         aria-describedby={hint ? `${id}-hint` : undefined}
