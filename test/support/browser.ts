@@ -46,7 +46,8 @@ export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     // Root in a container has no user namespaces for Chromium's sandbox.
-    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+    // The test image host has a certificate of its own making.
+    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--ignore-certificate-errors"],
   });
 }
 

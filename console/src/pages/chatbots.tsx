@@ -293,7 +293,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
             Engine
             <select
               name="engine"
-              defaultValue={engineKind}
+              value={engineKind}
               onChange={(event) =>
                 setEngineKind((event.target as HTMLSelectElement).value as Chatbot["engine"]["kind"])
               }

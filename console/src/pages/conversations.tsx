@@ -70,10 +70,10 @@ export function ConversationsPage() {
       >
         <label>
           Chatbot
-          <select name="chatbot_id" defaultValue={filters.chatbot_id ?? ""}>
+          <select name="chatbot_id">
             <option value="">All chatbots</option>
             {[...names].map(([id, name]) => (
-              <option key={id} value={id}>
+              <option key={id} value={id} selected={filters.chatbot_id === id}>
                 {name}
               </option>
             ))}
@@ -81,10 +81,10 @@ export function ConversationsPage() {
         </label>
         <label>
           Status
-          <select name="status" defaultValue={filters.status ?? ""}>
+          <select name="status">
             <option value="">Any status</option>
             {Object.entries(statuses).map(([value, status]) => (
-              <option key={value} value={value}>
+              <option key={value} value={value} selected={filters.status === value}>
                 {status.label}
               </option>
             ))}
@@ -230,7 +230,8 @@ export function ConversationPage({ conversationId }: { conversationId: string })
   return (
     <Loaded state={state} retry={reload}>
       {([conversation, { chatbots }]) => {
-        const chatbot = chatbots.find((bot) => bot.chatbot_id === conversation.chatbot_id)?.name ?? "Chatbot";
+        const bot = chatbots.find((candidate) => candidate.chatbot_id === conversation.chatbot_id);
+        const chatbot = bot?.name ?? "Chatbot";
         const status = statusOf(conversation.status);
         return (
           <>
@@ -283,7 +284,11 @@ export function ConversationPage({ conversationId }: { conversationId: string })
                 </dd>
               </dl>
             </article>
-            <TranscriptView first={conversation} chatbot={chatbot} />
+            <TranscriptView
+              first={conversation}
+              chatbot={chatbot}
+              fallbackReply={bot?.fallback_reply ?? null}
+            />
           </>
         );
       }}
@@ -295,7 +300,15 @@ type Entry =
   | { at: string; kind: "message"; message: Transcript["messages"][number] }
   | { at: string; kind: "status"; status: string };
 
-function TranscriptView({ first, chatbot }: { first: Transcript; chatbot: string }) {
+function TranscriptView({
+  first,
+  chatbot,
+  fallbackReply,
+}: {
+  first: Transcript;
+  chatbot: string;
+  fallbackReply: string | null;
+}) {
   const [messages, setMessages] = useState(first.messages);
   const [cursor, setCursor] = useState(first.next_cursor);
   const loadMore = useAction();
@@ -316,7 +329,16 @@ function TranscriptView({ first, chatbot }: { first: Transcript; chatbot: string
                 {statusOf(entry.status).becameLabel} · {formatTime(entry.at)}
               </p>
             ) : (
-              <Message key={entry.message.message_id} message={entry.message} chatbot={chatbot} />
+              <Message
+                key={entry.message.message_id}
+                message={entry.message}
+                chatbot={chatbot}
+                // As usage counts them: the engine failed, or (scripted) had no answer.
+                fallback={
+                  entry.message.fallback ||
+                  (entry.message.role === "assistant" && entry.message.content === fallbackReply)
+                }
+              />
             ),
           )}
         </div>
@@ -349,7 +371,15 @@ function TranscriptView({ first, chatbot }: { first: Transcript; chatbot: string
 const lookupTone = (outcome: string) =>
   outcome === "found" ? "good" : outcome === "not_found" ? "muted" : "bad";
 
-function Message({ message, chatbot }: { message: Transcript["messages"][number]; chatbot: string }) {
+function Message({
+  message,
+  chatbot,
+  fallback,
+}: {
+  message: Transcript["messages"][number];
+  chatbot: string;
+  fallback: boolean;
+}) {
   const role = roleOf(message.role);
   return (
     <div class={`bubble ${role.bubble}`}>
@@ -373,9 +403,9 @@ function Message({ message, chatbot }: { message: Transcript["messages"][number]
           </span>
         );
       })}
-      {(message.fallback || message.lookups.length > 0) && (
+      {(fallback || message.lookups.length > 0) && (
         <span class="lookups">
-          {message.fallback && <Badge tone="warn">Fallback reply</Badge>}
+          {fallback && <Badge tone="warn">Fallback reply</Badge>}
           {message.lookups.map((lookup) => (
             <Badge key={lookup.tool_id + lookup.outcome} tone={lookupTone(lookup.outcome)}>
               Look-up {lookup.tool_name}: {lookup.outcome.replace("_", " ")}

@@ -324,7 +324,8 @@ function AddTool({
           key={template.kind}
           onSubmit={async (event) => {
             event.preventDefault();
-            const values = formValues(event.currentTarget);
+            const form = event.currentTarget;
+            const values = formValues(form);
             await action.run(async () => {
               const config: Record<string, unknown> = {};
               for (const [name, field] of Object.entries(properties)) {
@@ -359,6 +360,7 @@ function AddTool({
                   },
                 }),
               );
+              form.reset();
               onAdded();
             });
           }}
@@ -430,13 +432,11 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
     return (
       <label>
         {labelOf(name)}
-        <select
-          name={`config.${name}`}
-          defaultValue={String(field.default ?? field.enum[0])}
-          aria-describedby={hint ? `${id}-hint` : undefined}
-        >
+        <select name={`config.${name}`} aria-describedby={hint ? `${id}-hint` : undefined}>
           {field.enum.map((option) => (
-            <option key={option}>{option}</option>
+            <option key={option} selected={option === String(field.default ?? field.enum?.[0])}>
+              {option}
+            </option>
           ))}
         </select>
         {hint && <small id={`${id}-hint`}>{hint}</small>}
