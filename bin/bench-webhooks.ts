@@ -261,7 +261,9 @@ export async function measureWebhooks(): Promise<WebhookFigures> {
 export function printWebhookFigures(figures: WebhookFigures): void {
   const ms = (s: Stats) =>
     `median ${s.median.toFixed(0)} ms, p90 ${s.p90.toFixed(0)} ms, p99 ${s.p99.toFixed(0)} ms`;
-  console.log(`\nWebhooks on the local runtime (production timings, ${TURNS} turns each, scripted engine)`);
+  console.log(
+    `\n8. Webhooks on the local runtime (production timings, ${TURNS} turns each, scripted engine)\n`,
+  );
   console.log(`  turn latency, no endpoints:            ${ms(figures.turnWithout)}`);
   console.log(`  turn latency, three endpoints:         ${ms(figures.turnWith)}`);
   console.log(`  turn response → message.created:       ${ms(figures.deliveryDelay)}`);

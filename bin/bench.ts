@@ -1,22 +1,29 @@
 /**
  * `npm run bench`: figures, not assertions.
  *
- * 1. Per function: bundle size and module init time (a fresh Node process imports the bundle;
- *    median of several runs), beside the floor: a bundle of only the AWS SDK clients that function
- *    uses, built and timed the same way in the same run.
- * 2. DynamoDB calls per request on a warm path, counted by a proxy in front of DynamoDB Local that
- *    reads each call's operation (X-Amz-Target), split into the authorizer's and the handler's.
- * 3. A message turn: the handler's own time with a zero-delay local model, and its DynamoDB calls.
- * 4. A stalled table (DynamoDB Local under SIGSTOP): how long each route takes to answer its 503,
- *    stalled before the request (the authorizer finds no table) and at the handler's first call.
- * 5. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
+ * 1. Per function: bundle size (all files, and what loads at init: index.mjs and the chunks it
+ *    imports statically) and init time (a fresh Node process imports the bundle; median CPU and
+ *    wall time of several runs), beside two floors built the same way in the same run: the same AWS
+ *    SDK clients and commands imported and nothing else, and the same clients also constructed.
+ * 2. DynamoDB calls per request on a warm path, and the capacity units they consume, counted by a
+ *    proxy in front of DynamoDB Local that reads each call (and asks DynamoDB Local for its
+ *    consumed capacity), split into the key check's and the handler's.
+ * 3. A message turn: the handler's own time with a zero-delay local model, streaming or not, and
+ *    the key check's (the authorizer's, or the stream function's own).
+ * 4. Time to first token and to the complete reply, streaming against non-streaming, with a local
+ *    model writing 50 tokens a second.
+ * 5. A cold first request through the emulator: each function loaded on its first invocation.
+ * 6. AWS cost per million message turns at model latencies of 0.5, 2 and 5 s, from the figures
+ *    above and the prices in `prices` (docs/architecture.md says where they come from).
+ * 7. A stalled table (DynamoDB Local under SIGSTOP): how long each route takes to answer its 503.
+ * 8. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
  *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  *
- * `npm run bench -- --calls` measures 2 and 3 only (part 1 bundles and times every function).
+ * `npm run bench -- --calls` leaves out 1 and 5 (which bundle and load every function).
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -25,7 +32,7 @@ import {
   AdminCreateUserCommand,
   AdminSetUserPasswordCommand,
 } from "@aws-sdk/client-cognito-identity-provider";
-import { build, type Metafile } from "esbuild";
+import type { Metafile } from "esbuild";
 import { createApiKey } from "#functions/domain/api-keys";
 import { createChatbot } from "#functions/domain/chatbots";
 import { systemClock } from "#functions/domain/context";
@@ -36,21 +43,40 @@ import { addTool } from "#functions/domain/tools";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
-import { esbuildOptions } from "#lib/bundling";
+import { bundleFunction, handlerFile } from "#lib/bundling";
 import { eventFunctions } from "#lib/event-sources";
 import { demoOrder, demoPassword } from "#lib/local/demo";
-import { startLocalRuntime } from "#lib/local/runtime";
-import { allFunctions } from "#lib/routes";
+import { type LocalRuntime, startLocalRuntime } from "#lib/local/runtime";
+import { allFunctions, authorizer, streamRoute } from "#lib/routes";
 import { signIn } from "#lib/sign-in";
-import { converseText } from "#test/fakes/bedrock-server";
+import { converseStream, converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
-const INIT_RUNS = 11;
+const INIT_RUNS = 21;
 const TURNS = 30;
+const TOKEN_RUNS = 5;
+/** The local model's pace (50 tokens a second) and the reply's length. */
+const TOKEN_INTERVAL_MS = 20;
+const REPLY_TOKENS = 100;
 const work = mkdtempSync(join(tmpdir(), "chatbot-bench-"));
+
+/**
+ * us-east-1 list prices (first tier), as published on 2026-11-21: Lambda requests and arm64
+ * duration, HTTP API requests, DynamoDB on-demand request units, CloudWatch Logs ingestion.
+ * A function URL costs nothing extra, nor does a streamed response's first 6 MB.
+ */
+const prices = {
+  date: "2026-11-21",
+  lambdaRequest: 0.2 / 1e6,
+  lambdaArmGbSecond: 0.0000133334,
+  httpApiRequest: 1.0 / 1e6,
+  writeRequestUnit: 0.625 / 1e6,
+  readRequestUnit: 0.125 / 1e6,
+  logIngestionGb: 0.5,
+} as const;
 
 // ---------- 1. size and init time ----------
 
@@ -65,9 +91,35 @@ const sdkClients: Record<string, string> = {
   "@aws-sdk/client-cognito-identity-provider": "CognitoIdentityProviderClient",
 };
 
-async function bundle(entry: string, outfile: string): Promise<Metafile> {
-  const result = await build({ ...esbuildOptions, entryPoints: [entry], outfile, metafile: true });
-  return result.metafile;
+interface Bundle {
+  directory: string;
+  /** All files: what is deployed. */
+  totalKb: number;
+  /** index.mjs and the chunks it imports statically: what a cold start reads and runs. */
+  initKb: number;
+  metafile: Metafile;
+}
+
+async function bundle(entry: string, directory: string): Promise<Bundle> {
+  const result = await bundleFunction(entry, directory, {
+    metafile: true,
+    nodePaths: [resolve(root, "node_modules")],
+  });
+  const metafile = result.metafile as Metafile;
+  const outputs = metafile.outputs;
+  const totalKb = Object.values(outputs).reduce((sum, output) => sum + output.bytes, 0) / 1024;
+  const entryFile = Object.keys(outputs).find((file) => file.endsWith(`/${handlerFile}`));
+  const loaded = new Set<string>();
+  const visit = (file: string) => {
+    if (loaded.has(file)) return;
+    loaded.add(file);
+    for (const imported of outputs[file]?.imports ?? []) {
+      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
+    }
+  };
+  if (entryFile) visit(entryFile);
+  const initKb = [...loaded].reduce((sum, file) => sum + (outputs[file]?.bytes ?? 0), 0) / 1024;
+  return { directory, totalKb, initKb, metafile };
 }
 
 function clientsIn(metafile: Metafile): string[] {
@@ -102,68 +154,96 @@ function sdkImportsIn(metafile: Metafile): Map<string, Set<string>> {
   return symbols;
 }
 
-function initMs(file: string): number {
-  const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));`;
-  return Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }));
+/** Init of a bundle in a fresh process: [wall ms, CPU ms]. Lambda's streaming globals are there first, as on Lambda. */
+function initOf(file: string): [number, number] {
+  const script = `globalThis.awslambda={streamifyResponse:h=>h,HttpResponseStream:{from:s=>s}};const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(file)});const u=process.cpuUsage(c);process.stdout.write(JSON.stringify([performance.now()-t,(u.user+u.system)/1000]));`;
+  return JSON.parse(
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      env: { ...process.env, TABLE_NAME: "bench", AWS_REGION: "eu-west-1" },
+    }),
+  ) as [number, number];
 }
 
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
-/** Medians of fresh-process imports, the two files alternating so load on the machine hits both alike. */
-function medianInitMs(file: string, floor: string): [number, number] {
-  const ours: number[] = [];
-  const floors: number[] = [];
-  for (let run = 0; run < INIT_RUNS; run++) {
-    ours.push(initMs(file));
-    floors.push(initMs(floor));
-  }
-  return [median(ours), median(floors)];
-}
-
 interface SizeRow {
   fn: string;
-  kb: number;
-  initMs: number;
   clients: string[];
-  floorKb: number;
-  floorInitMs: number;
+  ours: Bundle;
+  floor: Bundle | undefined;
+  /** CPU ms [least, median] of the runs: ours, the floor, the floor with its clients constructed. */
+  init: [number, number];
+  floorInit: [number, number] | undefined;
+  constructedInit: [number, number] | undefined;
 }
 
 async function measureSizes(): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
   for (const definition of [...allFunctions, ...eventFunctions]) {
-    const out = join(work, `${definition.id}.mjs`);
-    const metafile = await bundle(resolve(root, definition.entry), out);
-    const clients = clientsIn(metafile);
-    // The floor: the same SDK clients and commands, imported as the function imports them, nothing else.
-    const imports = sdkImportsIn(metafile);
-    for (const name of clients) {
-      const client = sdkClients[name];
-      if (client) imports.set(name, new Set([...(imports.get(name) ?? []), client]));
+    const ours = await bundle(resolve(root, definition.entry), join(work, definition.id));
+    const clients = clientsIn(ours.metafile);
+    let floor: Bundle | undefined;
+    let constructed: Bundle | undefined;
+    if (clients.length > 0) {
+      // The floors: the same SDK clients and commands, imported as the function imports them,
+      // nothing else; and the same again with each client constructed, as a function does once.
+      const imports = sdkImportsIn(ours.metafile);
+      for (const name of clients) {
+        const client = sdkClients[name];
+        if (client) imports.set(name, new Set([...(imports.get(name) ?? []), client]));
+      }
+      const lines = [...imports].map(
+        ([from, names], i) =>
+          `import { ${[...names].map((name, j) => `${name} as s${i}_${j}`).join(", ")} } from ${JSON.stringify(from)};`,
+      );
+      const exported = [...imports].flatMap(([, names], i) => [...names].map((_, j) => `s${i}_${j}`));
+      const aliasOf = (from: string, name: string) => {
+        const entries = [...imports];
+        const i = entries.findIndex(([pkg]) => pkg === from);
+        const j = [...(entries[i]?.[1] ?? [])].indexOf(name);
+        return i < 0 || j < 0 ? undefined : `s${i}_${j}`;
+      };
+      const construct: string[] = [];
+      for (const from of clients) {
+        if (from === "@aws-sdk/lib-dynamodb") continue;
+        const made = `new ${aliasOf(from, sdkClients[from] ?? "")}({})`;
+        const documentClient = aliasOf("@aws-sdk/lib-dynamodb", "DynamoDBDocumentClient");
+        construct.push(
+          from === "@aws-sdk/client-dynamodb" && documentClient ? `${documentClient}.from(${made})` : made,
+        );
+      }
+      const floorEntry = join(work, `${definition.id}-floor.mjs`);
+      writeFileSync(floorEntry, `${lines.join("\n")}\nexport const sdk = [${exported.join(", ")}];\n`);
+      floor = await bundle(floorEntry, join(work, `${definition.id}-floor`));
+      const constructedEntry = join(work, `${definition.id}-constructed.mjs`);
+      writeFileSync(
+        constructedEntry,
+        `${lines.join("\n")}\nexport const sdk = [${exported.join(", ")}];\nexport const clients = [${construct.join(", ")}];\n`,
+      );
+      constructed = await bundle(constructedEntry, join(work, `${definition.id}-constructed`));
     }
-    const floorEntry = join(work, `${definition.id}-floor.mjs`);
-    const lines = [...imports].map(
-      ([from, names], i) =>
-        `import { ${[...names].map((name, j) => `${name} as s${i}_${j}`).join(", ")} } from ${JSON.stringify(from)};`,
+    const samples: [number, number][][] = [[], [], []];
+    for (let run = 0; run < INIT_RUNS; run++) {
+      // Alternating, so that load on the machine hits all three alike.
+      samples[0]?.push(initOf(join(ours.directory, handlerFile)));
+      if (floor) samples[1]?.push(initOf(join(floor.directory, handlerFile)));
+      if (constructed) samples[2]?.push(initOf(join(constructed.directory, handlerFile)));
+    }
+    // CPU time rather than wall time, and the least of the runs beside the median: other work on
+    // the machine only ever adds to a run, so the least disturbed run is the truest.
+    const medians = samples.map(
+      (list) => [Math.min(...list.map((s) => s[1])), median(list.map((s) => s[1]))] as [number, number],
     );
-    const exported = [...imports].flatMap(([, names], i) => [...names].map((_, j) => `s${i}_${j}`));
-    writeFileSync(floorEntry, `${lines.join("\n")}\nexport const sdk = [${exported.join(", ")}];\n`);
-    const floorOut = join(work, `${definition.id}-floor.out.mjs`);
-    await build({
-      ...esbuildOptions,
-      entryPoints: [floorEntry],
-      outfile: floorOut,
-      nodePaths: [resolve(root, "node_modules")],
-    });
-    const [ours, floor] = medianInitMs(out, floorOut);
     rows.push({
       fn: definition.id,
-      kb: statSync(out).size / 1024,
-      initMs: ours,
       clients,
-      floorKb: statSync(floorOut).size / 1024,
-      floorInitMs: floor,
+      ours,
+      floor,
+      init: medians[0] ?? [Number.NaN, Number.NaN],
+      floorInit: floor ? medians[1] : undefined,
+      constructedInit: constructed ? medians[2] : undefined,
     });
   }
   return rows;
@@ -174,11 +254,14 @@ async function measureSizes(): Promise<SizeRow[]> {
 interface Call {
   operation: string;
   partitionKey: string;
+  writeUnits: number;
+  readUnits: number;
 }
 
 /**
- * Forwards to DynamoDB Local and records each call's operation and first partition key. `onCall`,
- * when set, sees each call before it is forwarded (to stall the table at that moment).
+ * Forwards to DynamoDB Local and records each call's operation, first partition key and consumed
+ * capacity (it adds ReturnConsumedCapacity to the request; DynamoDB Local does not check
+ * signatures). `onCall`, when set, sees each call before it is forwarded (to stall the table then).
  */
 async function countingProxy(target: string): Promise<{
   url: string;
@@ -193,13 +276,22 @@ async function countingProxy(target: string): Promise<{
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const body = Buffer.concat(chunks);
+      let body = Buffer.concat(chunks);
       const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
       const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      // The webhook pipeline works after the request, on its own keys; it is counted in section 5.
+      const call: Call = { operation, partitionKey, writeUnits: 0, readUnits: 0 };
+      // The webhook pipeline works after the request, on its own keys; it is counted in section 8.
       if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) {
-        calls.push({ operation, partitionKey });
-        hooks.onCall?.({ operation, partitionKey });
+        calls.push(call);
+        hooks.onCall?.(call);
+      }
+      try {
+        const parsed = JSON.parse(body.toString()) as Record<string, unknown>;
+        if (operation !== "?" && operation !== "DescribeTable") {
+          body = Buffer.from(JSON.stringify({ ...parsed, ReturnConsumedCapacity: "TOTAL" }));
+        }
+      } catch {
+        // Not JSON: forwarded as it came.
       }
       const forward = request(
         {
@@ -207,12 +299,18 @@ async function countingProxy(target: string): Promise<{
           port: upstream.port,
           path: req.url,
           method: req.method,
-          headers: req.headers,
+          headers: { ...req.headers, "content-length": String(body.length) },
         },
         (response) => {
-          if (res.destroyed) return void response.resume();
-          res.writeHead(response.statusCode ?? 500, response.headers);
-          response.pipe(res);
+          const answer: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => answer.push(chunk));
+          response.on("end", () => {
+            const text = Buffer.concat(answer);
+            countUnits(call, text.toString());
+            if (res.destroyed) return;
+            res.writeHead(response.statusCode ?? 500, response.headers);
+            res.end(text);
+          });
         },
       );
       forward.on("error", () => res.destroy());
@@ -237,26 +335,69 @@ async function countingProxy(target: string): Promise<{
   };
 }
 
+/** Request units from an answer's ConsumedCapacity (one entry, or one per table of a transaction). */
+function countUnits(call: Call, answer: string): void {
+  let parsed: { ConsumedCapacity?: unknown } = {};
+  try {
+    parsed = JSON.parse(answer) as { ConsumedCapacity?: unknown };
+  } catch {
+    return;
+  }
+  const consumed = [parsed.ConsumedCapacity ?? []].flat() as {
+    CapacityUnits?: number;
+    ReadCapacityUnits?: number;
+    WriteCapacityUnits?: number;
+  }[];
+  for (const entry of consumed) {
+    const units = entry.CapacityUnits ?? 0;
+    if (entry.WriteCapacityUnits !== undefined || entry.ReadCapacityUnits !== undefined) {
+      call.writeUnits += entry.WriteCapacityUnits ?? 0;
+      call.readUnits += entry.ReadCapacityUnits ?? 0;
+    } else if (/^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(call.operation)) {
+      call.writeUnits += units;
+    } else {
+      call.readUnits += units;
+    }
+  }
+}
+
 const summarise = (calls: Call[]) => {
   const counts = new Map<string, number>();
   for (const call of calls) counts.set(call.operation, (counts.get(call.operation) ?? 0) + 1);
   return [...counts].map(([operation, count]) => `${count}×${operation}`).join(" + ") || "none";
 };
+const units = (calls: Call[]) => ({
+  write: calls.reduce((sum, call) => sum + call.writeUnits, 0),
+  read: calls.reduce((sum, call) => sum + call.readUnits, 0),
+});
 
 /**
- * The authorizers' calls are the ones on API-key items and on people's items (a membership, the
- * operator grant, a person's own bucket); everything else is the handler's.
+ * The key check's calls (an authorizer's, or the stream function's own) are the ones on API-key
+ * items and on people's items (a membership, the operator grant, a person's own bucket); everything
+ * else is the handler's.
  */
-const byAuthorizer = (call: Call) =>
+const byKeyCheck = (call: Call) =>
   call.partitionKey === "APIKEY" || (call.partitionKey === "USER" && call.operation === "UpdateItem");
 
-function countedRow(name: string, status: number, calls: Call[]): [string, string, string, number] {
-  return [
+interface CountedRow {
+  name: string;
+  status: number;
+  keyCheck: string;
+  handler: string;
+  writeUnits: number;
+  readUnits: number;
+}
+
+function countedRow(name: string, status: number, calls: Call[]): CountedRow {
+  const total = units(calls);
+  return {
     name,
-    summarise(calls.filter(byAuthorizer)),
-    summarise(calls.filter((c) => !byAuthorizer(c))),
     status,
-  ];
+    keyCheck: summarise(calls.filter(byKeyCheck)),
+    handler: summarise(calls.filter((c) => !byKeyCheck(c))),
+    writeUnits: total.write,
+    readUnits: total.read,
+  };
 }
 
 interface StalledRow {
@@ -267,14 +408,72 @@ interface StalledRow {
   inHandler: string;
 }
 
-async function measureCalls(): Promise<{
-  rows: [string, string, string, number][];
+interface TurnFigures {
+  /** Handler's own time, median and p90 ms, per function. */
+  handlerMs: Record<"SendMessage" | "StreamMessage", { median: number; p90: number }>;
+  /** The key check's time, median ms: the authorizer's, and the stream function's own. */
+  keyCheckMs: { authorizer: number; inFunction: number };
+  /** Table calls and units of one model turn (the handler's and the key check's). */
+  turnCalls: Record<"SendMessage" | "StreamMessage", CountedRow>;
+  /** Log bytes one turn writes (all functions it runs). */
+  logBytes: Record<"SendMessage" | "StreamMessage", number>;
+}
+
+interface TokenFigures {
+  plain: { full: number };
+  streamed: { first: number; full: number };
+}
+
+interface Measured {
+  rows: CountedRow[];
   turn: TurnFigures;
+  tokens: TokenFigures;
   stalled: StalledRow[];
-}> {
+}
+
+/** One request through the local runtime (JSON), or the stream (`stream: true`, events timed). */
+type Send = (
+  method: string,
+  path: string,
+  body?: unknown,
+  extra?: Record<string, string>,
+) => Promise<{ status: number; body: Record<string, unknown> }>;
+
+function clientFor(runtime: LocalRuntime, apiKey: string) {
+  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+  const send: Send = async (method, path, body, extra = {}) => {
+    const response = await fetch(`${runtime.baseUrl}${path}`, {
+      method,
+      headers: { ...headers, ...extra },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  /** A streamed turn: its status, and when (ms after sending) the first delta and the end came. */
+  const stream = async (body: unknown, extra: Record<string, string> = {}) => {
+    const started = performance.now();
+    const response = await fetch(`${runtime.streamUrl}/api/message/stream`, {
+      method: "POST",
+      headers: { ...headers, ...extra },
+      body: JSON.stringify(body),
+    });
+    let first = Number.NaN;
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body ?? []) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (Number.isNaN(first) && text.includes("event: message.delta")) first = performance.now() - started;
+    }
+    return { status: response.status, first, full: performance.now() - started, text };
+  };
+  return { send, stream };
+}
+
+async function measureCalls(): Promise<Measured> {
   const bedrock = await startKeyedBedrock();
   const runtime = await startLocalRuntime({
     port: 0,
+    buildDirectory: join(work, "runtime-build"),
     environment: { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url, LOG_LEVEL: "warn" },
   });
   // The functions create their DynamoDB client on first use, from this variable: route them
@@ -339,19 +538,12 @@ async function measureCalls(): Promise<{
       name: "bench manage",
       scope: "manage",
     });
-
-    const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
-    const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
-      const response = await fetch(`${runtime.baseUrl}${path}`, {
-        method,
-        headers: { ...headers, ...extra },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const control = bedrockControl(bedrock.controlUrl);
+    const { send, stream } = clientFor(runtime, apiKey);
     const started = await send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId });
     const conversationId = String(started.body.conversation_id);
     await send("POST", "/api/message", { conversation_id: conversationId, message: "warm up" });
+    await stream({ conversation_id: conversationId, message: "warm up" });
 
     const scenarios: [string, () => Promise<{ status: number }>][] = [
       ["POST /api/conversation", () => send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId })],
@@ -378,6 +570,14 @@ async function measureCalls(): Promise<{
             { conversation_id: conversationId, message: "hi" },
             { "idempotency-key": randomUUID() },
           ),
+      ],
+      [
+        "POST /api/message/stream (scripted)",
+        () => stream({ conversation_id: conversationId, message: "hello" }),
+      ],
+      [
+        "POST /api/message/stream + Idempotency-Key",
+        () => stream({ conversation_id: conversationId, message: "hi" }, { "idempotency-key": randomUUID() }),
       ],
       [
         "GET /api/conversation/{id}/messages",
@@ -412,7 +612,7 @@ async function measureCalls(): Promise<{
       ["GET /ping", () => send("GET", "/ping")],
       ["401 (malformed key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
     ];
-    const rows: [string, string, string, number][] = [];
+    const rows: CountedRow[] = [];
     for (const [name, run] of scenarios) {
       await run(); // warm
       proxy.calls.length = 0;
@@ -451,20 +651,68 @@ async function measureCalls(): Promise<{
       rows.push(countedRow(name, status, proxy.calls));
     }
 
-    // 3. A turn with a zero-delay model: the handler's own time, from its "request completed" log line.
+    // 3. Turns with a zero-delay model: the handlers' own time (their log lines), the key checks'
+    // time, one turn's table calls and units, and the log bytes a turn writes.
     const modelConversation = await send("POST", "/api/conversation", { chatbot_id: modelBot.chatbotId });
     const modelConversationId = String(modelConversation.body.conversation_id);
-    const control = bedrockControl(bedrock.controlUrl);
-    await control.script(modelId, ...Array.from({ length: TURNS + 1 }, () => converseText("ok")));
-    const times = await turnTimes(async () => {
+    // The model's answers are queued in call order: each phase queues exactly its own.
+    const plainTurn = async () => {
       await send("POST", "/api/message", { conversation_id: modelConversationId, message: "hello model" });
-    });
+    };
+    const streamedTurn = async () => {
+      await stream({ conversation_id: modelConversationId, message: "hello model" });
+    };
+    await control.script(modelId, ...Array.from({ length: TURNS + 1 }, () => converseText("ok")));
+    const plain = await logged(TURNS, plainTurn);
     proxy.calls.length = 0;
-    await send("POST", "/api/message", { conversation_id: modelConversationId, message: "count" });
-    const turnCalls = proxy.calls.filter((call) => !byAuthorizer(call));
+    await plainTurn();
+    const plainCalls = countedRow("turn", 200, proxy.calls);
+    await control.script(modelId, ...Array.from({ length: TURNS + 1 }, () => converseStream("ok")));
+    const streamed = await logged(TURNS, streamedTurn);
+    proxy.calls.length = 0;
+    await streamedTurn();
+    const streamedCalls = countedRow("turn", 200, proxy.calls);
+    const turn: TurnFigures = {
+      handlerMs: {
+        SendMessage: percentiles(plain.durations("request completed", "sendMessage")),
+        StreamMessage: percentiles(streamed.durations("stream completed")),
+      },
+      keyCheckMs: {
+        authorizer: percentiles(plain.durations("verdict")).median,
+        inFunction: percentiles(streamed.durations("verdict")).median,
+      },
+      turnCalls: { SendMessage: plainCalls, StreamMessage: streamedCalls },
+      logBytes: { SendMessage: plain.bytes / TURNS, StreamMessage: streamed.bytes / TURNS },
+    };
 
-    // 4. A stalled table: each route's time to its 503, stalled before the request and at the
-    // handler's first table call (the authorizer having let the request in).
+    // 4. Time to first token and to the whole reply, against a model writing 50 tokens a second.
+    const text = Array.from({ length: REPLY_TOKENS }, (_, index) => `word${index}`).join(" ");
+    const generation = REPLY_TOKENS * TOKEN_INTERVAL_MS;
+    await control.script(
+      modelId,
+      ...Array.from({ length: TOKEN_RUNS }, () => ({ ...converseText(text), delayMs: generation })),
+      ...Array.from({ length: TOKEN_RUNS }, () => converseStream(text, { intervalMs: TOKEN_INTERVAL_MS })),
+    );
+    const plainTimes: number[] = [];
+    for (let run = 0; run < TOKEN_RUNS; run++) {
+      const begun = performance.now();
+      await send("POST", "/api/message", { conversation_id: modelConversationId, message: "tell me" });
+      plainTimes.push(performance.now() - begun);
+    }
+    const streamTimes: { first: number; full: number }[] = [];
+    for (let run = 0; run < TOKEN_RUNS; run++) {
+      streamTimes.push(await stream({ conversation_id: modelConversationId, message: "tell me" }));
+    }
+    const tokens: TokenFigures = {
+      plain: { full: median(plainTimes) },
+      streamed: {
+        first: median(streamTimes.map((times) => times.first)),
+        full: median(streamTimes.map((times) => times.full)),
+      },
+    };
+
+    // 7. A stalled table: each route's time to its 503, stalled before the request and at the
+    // handler's first table call (the key check having let the request in).
     const stalledRequests: [string, () => Promise<{ status: number }>][] = [
       ["GET /api/me", () => send("GET", "/api/me")],
       [
@@ -476,6 +724,7 @@ async function measureCalls(): Promise<{
         "POST /api/message",
         () => send("POST", "/api/message", { conversation_id: conversationId, message: "stalled?" }),
       ],
+      ["POST /api/message/stream", () => stream({ conversation_id: conversationId, message: "stalled?" })],
     ];
     const stalled: StalledRow[] = [];
     // The functions log each 503 as a warning; keep them out of the report.
@@ -487,14 +736,14 @@ async function measureCalls(): Promise<{
         if (at === "before") process.kill(pid, "SIGSTOP");
         else
           proxy.onCall = (call) => {
-            if (byAuthorizer(call)) return;
+            if (byKeyCheck(call)) return;
             proxy.onCall = undefined;
             process.kill(pid, "SIGSTOP");
           };
-        const started = performance.now();
+        const begun = performance.now();
         try {
           const { status } = await run();
-          row[at] = `${status} after ${((performance.now() - started) / 1000).toFixed(1)} s`;
+          row[at] = `${status} after ${((performance.now() - begun) / 1000).toFixed(1)} s`;
         } finally {
           proxy.onCall = undefined;
           process.kill(pid, "SIGCONT");
@@ -502,11 +751,7 @@ async function measureCalls(): Promise<{
       }
       stalled.push(row);
     }
-    return {
-      rows,
-      turn: { ...times, calls: summarise(turnCalls), callCount: turnCalls.length },
-      stalled,
-    };
+    return { rows, turn, tokens, stalled };
   } finally {
     await runtime.stop();
     await proxy.close();
@@ -514,95 +759,273 @@ async function measureCalls(): Promise<{
   }
 }
 
-interface TurnFigures {
-  medianMs: number;
-  p90Ms: number;
-  calls: string;
-  callCount: number;
+function percentiles(values: number[]): { median: number; p90: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    median: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+    p90: sorted[Math.floor(sorted.length * 0.9)] ?? Number.NaN,
+  };
 }
 
-/** Reads the handler's own duration from the JSON log lines the functions write to stdout. */
-async function turnTimes(turn: () => Promise<void>): Promise<{ medianMs: number; p90Ms: number }> {
-  const durations: number[] = [];
+/**
+ * Runs `turn` `times` times with the functions logging at debug level, and keeps their JSON log
+ * lines (read from stdout, kept out of the report): durations by message, and the bytes a turn
+ * logs at the production level (info and above).
+ */
+async function logged(
+  times: number,
+  turn: () => Promise<void>,
+): Promise<{ durations(message: string, route?: string): number[]; bytes: number }> {
+  const lines: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = chunk.toString();
-    for (const line of text.split("\n")) {
-      if (line.includes('"route":"sendMessage"') && line.includes('"request completed"')) {
-        durations.push(Number(/"durationMs":(\d+)/.exec(line)?.[1]));
-      }
-    }
+    for (const line of text.split("\n")) if (line.startsWith("{")) lines.push(line);
     return text.includes('"level"') ? true : write(chunk, ...(rest as []));
   }) as typeof process.stdout.write;
   const previous = process.env.LOG_LEVEL;
-  process.env.LOG_LEVEL = "info";
+  process.env.LOG_LEVEL = "debug";
   try {
-    for (let i = 0; i < TURNS; i++) await turn();
+    for (let i = 0; i < times; i++) await turn();
   } finally {
     process.stdout.write = write;
     process.env.LOG_LEVEL = previous;
   }
-  durations.sort((a, b) => a - b);
+  const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
-    medianMs: durations[Math.floor(durations.length / 2)] ?? Number.NaN,
-    p90Ms: durations[Math.floor(durations.length * 0.9)] ?? Number.NaN,
+    durations: (message, route) =>
+      parsed
+        .filter((line) => line.message === message && (route === undefined || line.route === route))
+        .map((line) => Number(line.durationMs)),
+    bytes: parsed
+      .filter((line) => line.level !== "debug")
+      .reduce((sum, line) => sum + Buffer.byteLength(JSON.stringify(line)) + 1, 0),
   };
+}
+
+// ---------- 5. a cold first request ----------
+
+interface ColdFigures {
+  /** Client-side ms of each first request, and of the same request once warm. */
+  requests: { name: string; coldMs: number; warmMs: number }[];
+  /** Each function's init (module load) ms, as it happened on its first invocation. */
+  initMs: Map<string, number>;
+}
+
+async function measureColdStarts(): Promise<ColdFigures> {
+  const runtime = await startLocalRuntime({
+    port: 0,
+    coldStarts: true,
+    buildDirectory: join(work, "cold-build"),
+    environment: { LOG_LEVEL: "warn" },
+  });
+  try {
+    const ctx = { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock };
+    const organization = await createOrganization(ctx, { name: "Cold", rateLimit: 100_000 });
+    const { apiKey } = await createApiKey(ctx, { organizationId: organization.organizationId, name: "cold" });
+    const chatbot = await createChatbot(ctx, {
+      organizationId: organization.organizationId,
+      name: "Cold bot",
+    });
+    const { send, stream } = clientFor(runtime, apiKey);
+    const timed = async (run: () => Promise<unknown>) => {
+      const begun = performance.now();
+      await run();
+      return performance.now() - begun;
+    };
+    const requests: ColdFigures["requests"] = [];
+    let conversationId = "";
+    const startConversation = async () => {
+      conversationId = String(
+        (await send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId })).body.conversation_id,
+      );
+    };
+    const cases: [string, () => Promise<unknown>][] = [
+      ["POST /api/conversation (authorizer + handler)", startConversation],
+      [
+        "POST /api/message (scripted)",
+        () => send("POST", "/api/message", { conversation_id: conversationId, message: "hello" }),
+      ],
+      [
+        "POST /api/message/stream (scripted)",
+        () => stream({ conversation_id: conversationId, message: "hello" }),
+      ],
+    ];
+    for (const [name, run] of cases) {
+      const coldMs = await timed(run);
+      const warmMs = await timed(run);
+      requests.push({ name, coldMs, warmMs });
+    }
+    return { requests, initMs: new Map(runtime.initDurations) };
+  } finally {
+    await runtime.stop();
+  }
+}
+
+// ---------- 6. cost per million turns ----------
+
+interface CostRow {
+  latencyS: number;
+  plain: number;
+  streamed: number;
+}
+
+const memoryOf = (id: string) => allFunctions.find((definition) => definition.id === id)?.memoryMb ?? 0;
+
+/** Dollars per million turns: requests, duration (the function waits for the model), table units, logs. */
+function costPerMillion(
+  turn: TurnFigures,
+  latencyS: number,
+  turnMemoryMb?: number,
+): { plain: number; streamed: number } {
+  const memory = (id: string) =>
+    turnMemoryMb !== undefined && id !== authorizer.id ? turnMemoryMb : memoryOf(id);
+  const gbSeconds = (id: string, ms: number) => (memory(id) / 1024) * (Math.ceil(ms) / 1000);
+  const table = (row: CountedRow) =>
+    row.writeUnits * prices.writeRequestUnit + row.readUnits * prices.readRequestUnit;
+  const logs = (bytes: number) => (bytes / 1024 ** 3) * prices.logIngestionGb;
+  const plain =
+    prices.httpApiRequest +
+    2 * prices.lambdaRequest +
+    gbSeconds(authorizer.id, turn.keyCheckMs.authorizer) * prices.lambdaArmGbSecond +
+    gbSeconds("SendMessage", turn.handlerMs.SendMessage.median + latencyS * 1000) * prices.lambdaArmGbSecond +
+    table(turn.turnCalls.SendMessage) +
+    logs(turn.logBytes.SendMessage);
+  const streamed =
+    prices.lambdaRequest +
+    gbSeconds(
+      streamRoute.id,
+      turn.handlerMs.StreamMessage.median + turn.keyCheckMs.inFunction + latencyS * 1000,
+    ) *
+      prices.lambdaArmGbSecond +
+    table(turn.turnCalls.StreamMessage) +
+    logs(turn.logBytes.StreamMessage);
+  return { plain: plain * 1e6, streamed: streamed * 1e6 };
 }
 
 // ---------- report ----------
 
 const pad = (text: string, width: number) => text.padEnd(width);
-const num = (value: number, digits = 0) => value.toFixed(digits);
+const num = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
+const over = (ours: number, floor: number | undefined) =>
+  floor === undefined || floor <= 0 ? Number.NaN : ((ours - floor) / floor) * 100;
+
+/** 1. Bundle sizes and init times beside their floors. */
+async function reportSizes(): Promise<void> {
+  console.log(
+    `1. Bundles (esbuild, minified, split into index.mjs + chunks loaded on first use, AWS SDK bundled; Node ${process.version})\n`,
+  );
+  console.log(
+    `${pad("function", 20)}${pad("KB total", 10)}${pad("KB at init", 12)}${pad("floor total", 13)}${pad("floor at init", 15)}${pad("total +%", 10)}${pad("at init +%", 12)}SDK clients`,
+  );
+  const sizes = await measureSizes();
+  for (const row of sizes) {
+    console.log(
+      `${pad(row.fn, 20)}${pad(num(row.ours.totalKb), 10)}${pad(num(row.ours.initKb), 12)}${pad(num(row.floor?.totalKb ?? Number.NaN), 13)}${pad(num(row.floor?.initKb ?? Number.NaN), 15)}${pad(num(over(row.ours.totalKb, row.floor?.totalKb), 1), 10)}${pad(num(over(row.ours.initKb, row.floor?.initKb), 1), 12)}${row.clients.join(", ") || "(none: no SDK)"}`,
+    );
+  }
+  console.log(
+    `\nInit: CPU ms of ${INIT_RUNS} fresh imports, least (median); floor = the same SDK clients and commands imported, nothing else;\n+ constructed = those clients also constructed once. Verdicts compare the least runs.\n`,
+  );
+  console.log(
+    `${pad("function", 20)}${pad("init", 16)}${pad("floor", 16)}${pad("+ constructed", 16)}${pad("vs floor", 10)}vs + constructed`,
+  );
+  const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)}%` : "n/a");
+  for (const row of sizes) {
+    const [least, middle] = row.init;
+    const floor = row.floorInit;
+    const constructed = row.constructedInit;
+    const pair = (figures: [number, number] | undefined) =>
+      figures ? `${num(figures[0], 1)} (${num(figures[1], 1)})` : "n/a";
+    console.log(
+      `${pad(row.fn, 20)}${pad(pair([least, middle]), 16)}${pad(pair(floor), 16)}${pad(pair(constructed), 16)}${pad(percent(over(least, floor?.[0])), 10)}${percent(over(least, constructed?.[0]))}`,
+    );
+  }
+  console.log(
+    "\nThe functions construct no client at init (each on its first use); the model engines, image fetching, the look-up tools and\nthe secrets client are chunks loaded when a turn first needs them. Functions without an AWS SDK client have no floor.",
+  );
+}
 
 mkdirSync(work, { recursive: true });
 const callsOnly = process.argv.includes("--calls");
 try {
-  if (!callsOnly)
-    console.log(
-      `Bundles (esbuild, minified, AWS SDK bundled; init = median of ${INIT_RUNS} fresh imports, Node ${process.version})\n`,
-    );
-  if (!callsOnly)
-    console.log(
-      `${pad("function", 20)}${pad("KB", 8)}${pad("init ms", 9)}${pad("floor KB", 10)}${pad("floor ms", 10)}${pad("size +%", 9)}${pad("init +%", 9)}SDK clients (the floor: these clients and the commands the function imports)`,
-    );
-  for (const row of callsOnly ? [] : await measureSizes()) {
-    const sizeOver = row.floorKb > 1 ? ((row.kb - row.floorKb) / row.floorKb) * 100 : Number.NaN;
-    const initOver =
-      row.clients.length > 0 ? ((row.initMs - row.floorInitMs) / row.floorInitMs) * 100 : Number.NaN;
-    const verdict = Number.isNaN(sizeOver)
-      ? ""
-      : sizeOver <= 15 && initOver <= 15
-        ? "  ✓ within 15%"
-        : "  ✗ over 15%";
-    console.log(
-      `${pad(row.fn, 20)}${pad(num(row.kb), 8)}${pad(num(row.initMs, 1), 9)}${pad(num(row.floorKb), 10)}${pad(num(row.floorInitMs, 1), 10)}${pad(Number.isNaN(sizeOver) ? "n/a" : num(sizeOver, 1), 9)}${pad(Number.isNaN(initOver) ? "n/a" : num(initOver, 1), 9)}${row.clients.join(", ") || "(none: no SDK)"}${verdict}`,
-    );
-  }
+  if (!callsOnly) await reportSizes();
 
-  const { rows, turn, stalled } = await measureCalls();
+  const { rows, turn, tokens, stalled } = await measureCalls();
   console.log(
-    "\nFunctions without an AWS SDK client have no floor to compare with; most of their init is node:http, which\n@middy/util imports (every SDK client loads it too).",
+    "\n2. DynamoDB calls per request, warm path (counted at DynamoDB Local; units as it reports them)\n",
   );
-  console.log("\nDynamoDB calls per request, warm path (counted at DynamoDB Local)\n");
-  console.log(`${pad("request", 46)}${pad("status", 8)}${pad("authorizer", 16)}handler`);
-  for (const [name, authorizer, handler, status] of rows) {
-    console.log(`${pad(name, 46)}${pad(String(status), 8)}${pad(authorizer, 16)}${handler}`);
+  console.log(
+    `${pad("request", 46)}${pad("status", 8)}${pad("key check", 14)}${pad("handler", 56)}WRU   RRU`,
+  );
+  for (const row of rows) {
+    console.log(
+      `${pad(row.name, 46)}${pad(String(row.status), 8)}${pad(row.keyCheck, 14)}${pad(row.handler, 56)}${pad(num(row.writeUnits, 1), 6)}${num(row.readUnits, 1)}`,
+    );
   }
   console.log(
     "\n(Without X-Organization-Id, the management authorizer first reads the person's memberships: that Query is\ncounted under handler above.)",
   );
-  console.log(`\nMessage turn, Bedrock engine against a zero-delay local Converse server (${TURNS} turns)`);
-  console.log(`  handler's own time: median ${turn.medianMs} ms, p90 ${turn.p90Ms} ms`);
+  console.log(`\n3. A message turn against a zero-delay local model (Bedrock fake, ${TURNS} turns each)\n`);
+  for (const id of ["SendMessage", "StreamMessage"] as const) {
+    const figures = turn.handlerMs[id];
+    const calls = turn.turnCalls[id];
+    console.log(
+      `  ${pad(id, 14)} handler's own time median ${figures.median} ms, p90 ${figures.p90} ms; table calls ${calls.handler} (+ ${calls.keyCheck} key check), ${num(calls.writeUnits, 1)} WRU, ${num(calls.readUnits, 1)} RRU; ${num(turn.logBytes[id])} log bytes`,
+    );
+  }
   console.log(
-    `  DynamoDB calls per turn (handler): ${turn.callCount} (${turn.calls}), plus 1 in the authorizer`,
+    `  key check: the authorizer's ${num(turn.keyCheckMs.authorizer)} ms (its own invocation), the stream function's own ${num(turn.keyCheckMs.inFunction)} ms`,
   );
   console.log(
-    "\nA stalled table (DynamoDB Local under SIGSTOP): each route's answer and its time (6 s at most)\n",
+    `\n4. Time to first token and to the whole reply: ${REPLY_TOKENS} tokens at ${1000 / TOKEN_INTERVAL_MS} tokens/s (median of ${TOKEN_RUNS})\n`,
+  );
+  console.log(
+    `  POST /api/message         first token ${num(tokens.plain.full)} ms, whole reply ${num(tokens.plain.full)} ms`,
+  );
+  console.log(
+    `  POST /api/message/stream  first token ${num(tokens.streamed.first)} ms, whole reply ${num(tokens.streamed.full)} ms`,
+  );
+
+  if (!callsOnly) {
+    const cold = await measureColdStarts();
+    console.log(
+      "\n5. A cold first request through the emulator (each function loaded on its first invocation)\n",
+    );
+    for (const request of cold.requests) {
+      console.log(
+        `  ${pad(request.name, 48)} cold ${num(request.coldMs)} ms, then warm ${num(request.warmMs)} ms`,
+      );
+    }
+    console.log(
+      `  init (module load) on first invocation: ${[...cold.initMs].map(([id, ms]) => `${id} ${num(ms)} ms`).join(", ")}`,
+    );
+  }
+
+  console.log(
+    `\n6. AWS cost per million message turns (us-east-1 list prices of ${prices.date}, arm64; memory: SendMessage and StreamMessage ${memoryOf("SendMessage")} MB, authorizer ${memoryOf(authorizer.id)} MB; model tokens not included)\n`,
+  );
+  console.log(`${pad("model latency", 16)}${pad("POST /api/message", 20)}POST /api/message/stream`);
+  const costs: CostRow[] = [0.5, 2, 5].map((latencyS) => ({ latencyS, ...costPerMillion(turn, latencyS) }));
+  for (const row of costs) {
+    console.log(`${pad(`${row.latencyS} s`, 16)}${pad(`$${num(row.plain, 2)}`, 20)}$${num(row.streamed, 2)}`);
+  }
+  console.log(
+    "  (requests: HTTP API + authorizer + SendMessage, or the stream function alone; duration: the handler's own time plus the model's,\n  which the function waits out; table: the turn's counted units; logs: the bytes a turn writes. A function URL and a streamed\n  response's first 6 MB cost nothing extra.)",
+  );
+  const halfMemory = costPerMillion(turn, 5, 512);
+  console.log(
+    `  At 512 MB instead, a 5 s turn would cost $${num(halfMemory.plain, 2)} / $${num(halfMemory.streamed, 2)}: the wait is billed by memory.`,
+  );
+
+  console.log(
+    "\n7. A stalled table (DynamoDB Local under SIGSTOP): each route's answer and its time (6 s at most; a turn: its own budget)\n",
   );
   console.log(
     `${pad("request", 42)}${pad("stalled before the request", 30)}stalled at the handler's first call`,
   );
   for (const row of stalled) console.log(`${pad(row.name, 42)}${pad(row.before, 30)}${row.inHandler}`);
+
   printWebhookFigures(await measureWebhooks());
 } finally {
   rmSync(work, { recursive: true, force: true });

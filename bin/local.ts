@@ -4,8 +4,8 @@
  * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
  * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
- *   npm start                                   API on port 3000, the console on 3001, data kept between runs
- *   npm start -- --port 8080 --console-port 8081
+ *   npm start                                   API on port 3000, stream URL on 3001, the console on 3002; data kept between runs
+ *   npm start -- --port 8080 --stream-port 8081 --console-port 8082
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
@@ -30,8 +30,10 @@ import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 const { values } = parseArgs({
   options: {
     port: { type: "string", default: process.env.PORT ?? "3000" },
-    /** The console's port (0: a free one). */
-    "console-port": { type: "string", default: process.env.CONSOLE_PORT ?? "3001" },
+    /** The stream function's URL (POST /api/message/stream); default: the port after --port (0: any free port). */
+    "stream-port": { type: "string" },
+    /** The console's port; default: two after --port (0: any free port). */
+    "console-port": { type: "string", default: process.env.CONSOLE_PORT },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
@@ -66,8 +68,10 @@ const mailboxFile =
   (values.ephemeral
     ? resolve(tmpdir(), `chatbot-api-mailbox-${process.pid}.jsonl`)
     : resolve(localDirectory, "mailbox.jsonl"));
+const port = Number(values.port);
 const runtime = await startLocalRuntime({
-  port: Number(values.port),
+  port,
+  streamPort: values["stream-port"] !== undefined ? Number(values["stream-port"]) : port === 0 ? 0 : port + 1,
   host: values.host,
   authorizerContext,
   mailboxFile,
@@ -102,6 +106,7 @@ function writeRuntimeFile(): void {
         // Fault tests stall (SIGSTOP) or kill this process; it changes when DynamoDB Local is restarted.
         dynamoDbPid: runtime.dynamoDbPid,
         baseUrl: runtime.baseUrl,
+        streamUrl: runtime.streamUrl,
         // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
         // reaches the same sample shop and queues redeliveries on the same local SQS.
         environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
@@ -128,12 +133,13 @@ if (consoleNeedsBuild()) {
   await buildConsole({ configFile: resolve(consoleDirectory, "vite.config.ts"), logLevel: "warn" });
 }
 const consoleServer = await startConsoleServer({
-  port: Number(values["console-port"]),
+  port: values["console-port"] !== undefined ? Number(values["console-port"]) : port === 0 ? 0 : port + 2,
   host: values.host,
   apiUrl: runtime.baseUrl,
+  streamUrl: runtime.streamUrl,
   config: {
     apiBaseUrl: runtime.baseUrl,
-    streamUrl: null,
+    streamUrl: runtime.streamUrl,
     cognito: {
       endpoint: runtime.cognito.endpoint,
       region: "us-east-1",
@@ -156,7 +162,7 @@ const demo = await ensureDemo(
     clientId: runtime.cognito.clientId,
   },
   values["demo-file"],
-  runtime.baseUrl,
+  { baseUrl: runtime.baseUrl, streamUrl: runtime.streamUrl },
   consoleServer.url,
 );
 
@@ -167,6 +173,7 @@ console.log(`
 Chatbot Conversation API (local)
   Console       ${consoleServer.url}   (sign in as the admin below)
   Base URL      ${demo.baseUrl}
+  Stream URL    ${demo.streamUrl}  (POST /api/message/stream, as a Lambda function URL)
   API key       ${demo.apiKey}
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
@@ -179,6 +186,11 @@ ${curl}
 
 Then send a message (use the conversation_id it returns):
 curl -s -X POST ${demo.baseUrl}/api/message \\
+  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
+  -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+
+Or stream the reply as it is written (Server-Sent Events):
+curl -sN -X POST ${demo.streamUrl}/api/message/stream \\
   -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
   -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
 

@@ -1,7 +1,8 @@
 /**
  * The whole service as one stack per stage: an HTTP API whose routes come from lib/routes.ts, one
  * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), two Lambda authorizers (API
- * keys; the management API), one DynamoDB table, a KMS key for look-up tool credentials, and the
+ * keys; the management API), the streaming message function behind a function URL of its own (an
+ * HTTP API cannot stream), one DynamoDB table, a KMS key for look-up tool credentials, and the
  * Cognito user pool people sign in to the console with. Every function gets its own role with
  * exactly the table actions its route declares.
  *
@@ -10,7 +11,16 @@
  * endpoints' signing secrets.
  */
 import { resolve } from "node:path";
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
+import {
+  AssetHashType,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   ApiMapping,
@@ -37,14 +47,22 @@ import {
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { Architecture, FilterCriteria, Runtime, StartingPosition } from "aws-cdk-lib/aws-lambda";
+import {
+  Architecture,
+  Code,
+  FilterCriteria,
+  FunctionUrlAuthType,
+  InvokeMode,
+  Function as LambdaFunction,
+  Runtime,
+  StartingPosition,
+} from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
-import { esbuildOptions } from "./bundling.ts";
+import { bundleFunctionSync, handlerFile } from "./bundling.ts";
 import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
 import {
@@ -54,6 +72,7 @@ import {
   manageAuthorizer,
   routeMiss,
   routes,
+  streamRoute,
   type TableAction,
 } from "./routes.ts";
 import type { StageConfig } from "./stage-config.ts";
@@ -83,7 +102,7 @@ export interface ApiStackProps extends StackProps {
 
 export class ApiStack extends Stack {
   readonly table: Table;
-  readonly functions = new Map<string, NodejsFunction>();
+  readonly functions = new Map<string, LambdaFunction>();
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -210,7 +229,7 @@ export class ApiStack extends Stack {
       WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
     };
 
-    const build = (definition: FunctionDefinition): NodejsFunction => {
+    const build = (definition: FunctionDefinition): LambdaFunction => {
       const fn = this.lambda(definition, config, environment);
       for (const grant of definition.grants ?? []) {
         switch (grant) {
@@ -396,7 +415,19 @@ export class ApiStack extends Stack {
       });
     }
 
+    // POST /api/message/stream: a function URL in response-streaming mode. Its AuthType is NONE
+    // because the function checks the bearer key (and takes the rate-limit token) itself, with the
+    // authorizer's code; every other path or method on it is answered 404 / 405 by the function.
+    const streamUrl = build(streamRoute).addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+
     new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });
+    new CfnOutput(this, "StreamUrl", {
+      value: streamUrl.url,
+      description: "Base URL of the streaming endpoint: POST {StreamUrl}api/message/stream.",
+    });
     new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table." });
     new CfnOutput(this, "UserPoolId", {
       value: userPool.userPoolId,
@@ -472,7 +503,7 @@ export class ApiStack extends Stack {
    * Lets `fn` invoke exactly the configured models (lib/bedrock-access.ts says what each kind
    * needs), and acknowledges each wildcard resource that needs by its exact cdk-nag finding.
    */
-  private grantBedrockModels(fn: NodejsFunction, modelIds: readonly string[]): void {
+  private grantBedrockModels(fn: LambdaFunction, modelIds: readonly string[]): void {
     for (const modelId of modelIds) {
       const model = parseBedrockModel(modelId);
       if ("problem" in model)
@@ -520,7 +551,7 @@ export class ApiStack extends Stack {
     definition: FunctionDefinition,
     config: StageConfig,
     environment: Record<string, string>,
-  ): NodejsFunction {
+  ): LambdaFunction {
     const logGroup = new LogGroup(this, `${definition.id}Logs`, {
       retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
       removalPolicy: RemovalPolicy.DESTROY,
@@ -553,9 +584,24 @@ export class ApiStack extends Stack {
       );
     }
 
-    return new NodejsFunction(this, definition.id, {
-      entry: resolve(root, definition.entry),
-      handler: "handler",
+    return new LambdaFunction(this, definition.id, {
+      // Bundled by the local esbuild into index.mjs and its chunks (lib/bundling.ts), no Docker; the
+      // image is only named because CDK asks for one, and is never pulled.
+      code: Code.fromAsset(root, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          image: Runtime.NODEJS_24_X.bundlingImage,
+          // Also tells the bundles of different functions apart in CDK's bundling cache.
+          environment: { FUNCTION_ENTRY: definition.entry },
+          local: {
+            tryBundle: (outputDir) => {
+              bundleFunctionSync(resolve(root, definition.entry), outputDir);
+              return true;
+            },
+          },
+        },
+      }),
+      handler: `${handlerFile.replace(/\.mjs$/, "")}.handler`,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: definition.memoryMb,
@@ -563,19 +609,6 @@ export class ApiStack extends Stack {
       role,
       logGroup,
       environment,
-      depsLockFilePath: resolve(root, "package-lock.json"),
-      projectRoot: root,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: esbuildOptions.target,
-        minify: esbuildOptions.minify,
-        mainFields: [...esbuildOptions.mainFields],
-        banner: esbuildOptions.banner.js,
-        sourceMap: esbuildOptions.sourcemap,
-        bundleAwsSDK: true,
-        externalModules: [],
-        forceDockerBundling: false,
-      },
     });
   }
 }

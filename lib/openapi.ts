@@ -9,7 +9,8 @@ import * as z from "zod/mini";
 import { errorCodes, statusOf } from "#functions/errors";
 import type { RouteContract } from "#functions/http/api-handler";
 import { idempotencyKeyRule } from "#functions/http/idempotency";
-import { type RouteDefinition, routes } from "./routes.ts";
+import { installLambdaStreamingGlobals } from "./local/function-url-emulator.ts";
+import { type RouteDefinition, routes, streamRoute } from "./routes.ts";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -23,12 +24,66 @@ function jsonSchema(schema: z.ZodMiniType): JsonSchema {
   return rest;
 }
 
-async function contractOf(route: RouteDefinition): Promise<RouteContract> {
+async function contractOf(route: Pick<RouteDefinition, "entry">): Promise<RouteContract> {
+  // A streaming handler asks Lambda's runtime for its streaming globals as it loads.
+  installLambdaStreamingGlobals();
   const module = (await import(pathToFileURL(resolve(root, route.entry)).href)) as {
     contract: RouteContract;
   };
   return module.contract;
 }
+
+/**
+ * The streaming endpoint is not on the API's base URL but on a function URL of its own (the
+ * `StreamUrl` output), so its path names that server; its 200 is a text/event-stream whose events
+ * are listed, each with the JSON schema of its data, in `x-event-stream-events`.
+ */
+async function streamOperation(operation: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const module = (await import(pathToFileURL(resolve(root, streamRoute.entry)).href)) as {
+    streamEvents: Record<string, z.ZodMiniType>;
+  };
+  const responses = operation.responses as Record<string, Record<string, unknown>>;
+  const ok = responses[200] ?? {};
+  const example = [
+    'event: message.start\ndata: {"conversation_id":"4e182a9a-4425-4144-a4ba-d6998cd1143f","message_id":"9b2f0c1e-3d4a-4b5c-8d6e-7f8091a2b3c4","status":"open"}\n\n',
+    'event: message.delta\ndata: {"text":"Your order"}\n\n',
+    'event: message.delta\ndata: {"text":" shipped today."}\n\n',
+    'event: message.end\ndata: {"message_id":"9b2f0c1e-3d4a-4b5c-8d6e-7f8091a2b3c4","role":"assistant","content":"Your order shipped today.","created_at":"2026-11-21T12:00:00.000Z"}\n\n',
+  ].join("");
+  return {
+    ...operation,
+    responses: {
+      ...responses,
+      200: {
+        description:
+          "The reply as Server-Sent Events, from the moment the visitor's message is stored: `message.start`, `message.delta` as the model writes, `message.end` once the reply is stored (one start … end per reply message). A failure after the start is an `error` event followed by the fallback reply's events. With an Idempotency-Key, a completed turn is replayed as events (`Idempotent-Replayed: true`).",
+        headers: ok.headers,
+        content: {
+          "text/event-stream": {
+            schema: {
+              type: "string",
+              description: "`event: <name>` and `data: <JSON>` lines; a blank line ends each event.",
+            },
+            example,
+          },
+        },
+        "x-event-stream-events": Object.fromEntries(
+          Object.entries(module.streamEvents).map(([name, schema]) => [name, jsonSchema(schema)]),
+        ),
+      },
+    },
+  };
+}
+
+const streamServer = {
+  url: "https://{functionUrlId}.lambda-url.{region}.on.aws",
+  description:
+    "The stream base URL: the stack's `StreamUrl` output (locally, the stream URL `npm start` prints).",
+  variables: {
+    functionUrlId: { default: "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6", description: "The function URL's id." },
+    region: { default: "eu-west-1", description: "The stack's region." },
+  },
+};
 
 /** The groups operations are listed under; every contract's tags must be one of these. */
 const tags = [
@@ -232,7 +287,7 @@ const retryAfterHeader = {
 
 export async function buildOpenApiDocument(): Promise<JsonSchema> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  for (const route of [...routes, streamRoute]) {
     const contract = await contractOf(route);
     const parameters: unknown[] = [];
     const pathSchema = contract.path ? jsonSchema(contract.path) : undefined;
@@ -309,8 +364,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       if (managementErrors[status])
         responses[status] = { $ref: `#/components/responses/Management${status}` };
     }
-    paths[route.path] ??= {};
-    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = {
+    const operation: Record<string, unknown> = {
       operationId: contract.operationId,
       summary: contract.summary,
       description: contract.description,
@@ -328,6 +382,15 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         : {}),
       responses,
     };
+    if (route === streamRoute) {
+      paths[route.path] = {
+        servers: [streamServer],
+        [route.method.toLowerCase()]: await streamOperation(operation),
+      };
+      continue;
+    }
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation;
   }
   const managementHeaders = { ...requestIdHeader, ...rateLimitHeaders };
   const managementResponses = Object.fromEntries(

@@ -460,6 +460,26 @@ export const publicRoutes: readonly RouteDefinition[] = [
 export const routes: readonly RouteDefinition[] = [...publicRoutes, ...manageRoutes];
 
 /**
+ * POST /api/message/stream: the message turn with its reply streamed (Server-Sent Events). An HTTP
+ * API cannot stream, so this function is served by its own Lambda function URL in response-streaming
+ * mode (AuthType NONE), at a base URL of its own (the `StreamUrl` output; locally the runtime's
+ * stream URL). With no authorizer in front, it authenticates and takes the rate-limit token itself,
+ * with the authorizer's own code: hence the authorizer's actions on top of the turn's. Its timeout
+ * is not held to the gateway's 30 s; the turn keeps the same budget as POST /api/message.
+ */
+export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | "path" | "auth"> = {
+  id: "StreamMessage",
+  method: "POST",
+  path: "/api/message/stream",
+  auth: "apiKey",
+  entry: "functions/handlers/stream-message.ts",
+  memoryMb: 1024,
+  timeoutSeconds: 30,
+  table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
+  grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
+};
+
+/**
  * Answers every request no route matched (the HTTP API's `$default` route). The authorizer runs on
  * it as on the apiKey routes, so a valid key's 404 / 405 carries its rate state and takes a token,
  * on AWS exactly as locally; the function itself serves requests without a valid key.
@@ -509,6 +529,7 @@ export const manageAuthorizer: FunctionDefinition = {
 
 export const allFunctions: readonly FunctionDefinition[] = [
   ...routes,
+  streamRoute,
   routeMiss,
   authorizer,
   manageAuthorizer,

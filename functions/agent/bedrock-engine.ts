@@ -1,7 +1,9 @@
 /**
- * The Amazon Bedrock engine: one Converse call per round, with a bounded tool loop.
- * The client is built with `maxAttempts: 1` so that `withRetry` (which knows the turn's deadline) is
- * the only retry; the turn's signal is passed to every call so a deadline stops the HTTP request.
+ * The Amazon Bedrock engine: one Converse call per round (ConverseStream when the turn streams its
+ * reply), with a bounded tool loop. The client is built with `maxAttempts: 1` so that `withRetry`
+ * (which knows the turn's deadline) is the only retry; the turn's signal is passed to every call so a
+ * deadline stops the HTTP request. A stream is retried only until its response arrives: after that,
+ * text may have reached the visitor, and a failure is the turn's fallback.
  */
 import {
   BedrockRuntimeClient,
@@ -9,14 +11,15 @@ import {
   BedrockRuntimeServiceException,
   type ContentBlock,
   ConverseCommand,
-  type ConverseCommandOutput,
+  type ConverseCommandInput,
+  ConverseStreamCommand,
   type ImageFormat,
   type Message,
   type Tool,
   type ToolConfiguration,
   type ToolUseBlock,
 } from "@aws-sdk/client-bedrock-runtime";
-import { signalWithDeadline } from "#functions/agent/deadline";
+import { signalWithDeadline, withIdleLimit } from "#functions/agent/deadline";
 import type {
   ChatEngine,
   EngineReply,
@@ -28,6 +31,7 @@ import type {
 } from "#functions/agent/engine";
 import { MAX_TOOL_ROUNDS } from "#functions/agent/engine";
 import { EngineError, type EngineErrorReason } from "#functions/agent/engine-error";
+import { ReplyText } from "#functions/agent/reply-text";
 import {
   type FailureVerdict,
   parseRetryAfter,
@@ -37,6 +41,9 @@ import {
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
 import { awsClientOptions } from "#functions/aws-clients";
+
+/** How long a streamed reply may go without any data from the model before it counts as stalled. */
+export const DEFAULT_STREAM_IDLE_MS = 10_000;
 
 export interface BedrockClientOptions {
   region: string;
@@ -62,6 +69,8 @@ export interface BedrockEngineOptions {
   /** Model ID, inference profile ID or ARN. */
   modelId: string;
   retry?: { policy?: Partial<RetryPolicy>; clock?: RetryClock };
+  /** A stream that sends nothing for this long is given up as stalled (default DEFAULT_STREAM_IDLE_MS). */
+  streamIdleMs?: number;
 }
 
 export function createBedrockEngine(options: BedrockEngineOptions): ChatEngine {
@@ -77,36 +86,44 @@ const imageFormats: Record<ImageMediaType, ImageFormat> = {
   "image/webp": "webp",
 };
 
+/** One model round: what it wrote, why it stopped, and what it cost. */
+interface Round {
+  content: ContentBlock[];
+  stopReason: string | undefined;
+  usage: { inputTokens: number; outputTokens: number };
+  /** The round wrote some text (a final round must). */
+  hasText: boolean;
+}
+
 async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<EngineReply> {
   const signal = signalWithDeadline(turn.signal, turn.deadline);
   const messages = toConverseMessages(turn.history, turn.message);
   const toolConfig = toToolConfig(turn.tools.specs);
   const usage = { inputTokens: 0, outputTokens: 0 };
+  // Every round's text is part of the reply (a tool round's "Let me check that."), streamed or not.
+  const text = new ReplyText(turn.onText);
   let modelLatencyMs = 0;
   let toolCalls = 0;
   try {
     for (let toolRounds = 0; ; toolRounds++) {
-      const command = new ConverseCommand({
+      const input: ConverseCommandInput = {
         modelId: options.modelId,
         messages,
         ...(turn.instructions.trim() ? { system: [{ text: turn.instructions }] } : {}),
         inferenceConfig: { maxTokens: turn.settings.maxOutputTokens, temperature: turn.settings.temperature },
         ...(toolConfig ? { toolConfig } : {}),
-      });
+      };
       const started = Date.now();
-      const output = await withRetry(() => options.client.send(command, { abortSignal: signal }), {
-        deadline: turn.deadline,
-        signal,
-        classify: (error) => describeBedrockFailure(error),
-        ...options.retry,
-      });
+      const round = turn.onText
+        ? await streamRound(options, input, turn, signal, text)
+        : await converseRound(options, input, turn, signal, text);
       modelLatencyMs += Date.now() - started;
-      usage.inputTokens += output.usage?.inputTokens ?? 0;
-      usage.outputTokens += output.usage?.outputTokens ?? 0;
+      usage.inputTokens += round.usage.inputTokens;
+      usage.outputTokens += round.usage.outputTokens;
 
-      const content = output.output?.message?.content ?? [];
-      if (output.stopReason !== "tool_use") {
-        return { messages: [finalText(output, content)], usage, modelLatencyMs, toolCalls };
+      if (round.stopReason !== "tool_use") {
+        checkFinalRound(round);
+        return { messages: [text.value], usage, modelLatencyMs, toolCalls };
       }
       if (toolRounds >= MAX_TOOL_ROUNDS) {
         throw new EngineError(
@@ -114,7 +131,7 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
           `Model still asked for tools after ${MAX_TOOL_ROUNDS} rounds`,
         );
       }
-      const uses = content.flatMap((block) => (block.toolUse ? [block.toolUse] : []));
+      const uses = round.content.flatMap((block) => (block.toolUse ? [block.toolUse] : []));
       if (uses.length === 0)
         throw new EngineError("malformed_output", "Stop reason tool_use without a toolUse block");
       const results: ContentBlock[] = [];
@@ -129,32 +146,153 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
           },
         });
       }
-      messages.push({ role: "assistant", content }, { role: "user", content: results });
+      messages.push({ role: "assistant", content: round.content }, { role: "user", content: results });
     }
   } catch (error) {
     throw toEngineError(error, signal);
   }
 }
 
-/** The reply text of a round that did not ask for tools, or a typed error saying why there is none. */
-function finalText(output: ConverseCommandOutput, content: readonly ContentBlock[]): string {
-  const text = content
-    .flatMap((block) => (typeof block.text === "string" ? [block.text.trim()] : []))
-    .filter((part) => part.length > 0)
-    .join("\n\n");
-  switch (output.stopReason) {
+/** A round read at once (Converse). */
+async function converseRound(
+  options: BedrockEngineOptions,
+  input: ConverseCommandInput,
+  turn: EngineTurn,
+  signal: AbortSignal,
+  text: ReplyText,
+): Promise<Round> {
+  const command = new ConverseCommand(input);
+  const output = await withRetry(() => options.client.send(command, { abortSignal: signal }), {
+    deadline: turn.deadline,
+    signal,
+    classify: (error) => describeBedrockFailure(error),
+    ...options.retry,
+  });
+  const content = output.output?.message?.content ?? [];
+  let hasText = false;
+  for (const block of content) {
+    if (typeof block.text !== "string") continue;
+    text.block();
+    text.append(block.text);
+    hasText ||= block.text.trim() !== "";
+  }
+  return {
+    content,
+    stopReason: output.stopReason,
+    usage: { inputTokens: output.usage?.inputTokens ?? 0, outputTokens: output.usage?.outputTokens ?? 0 },
+    hasText,
+  };
+}
+
+interface StreamedBlock {
+  text?: string;
+  toolUse?: { toolUseId?: string | undefined; name?: string | undefined; input: string };
+}
+
+/**
+ * A round streamed (ConverseStream): text goes to the reply as it arrives; tool uses are assembled
+ * from their pieces of JSON. A stream that sends nothing for the idle limit is ended as stalled; one
+ * that ends without messageStop was cut off.
+ */
+async function streamRound(
+  options: BedrockEngineOptions,
+  input: ConverseCommandInput,
+  turn: EngineTurn,
+  signal: AbortSignal,
+  text: ReplyText,
+): Promise<Round> {
+  const idleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
+  const stop = new AbortController();
+  const roundSignal = AbortSignal.any([signal, stop.signal]);
+  const command = new ConverseStreamCommand(input);
+  const output = await withRetry(() => options.client.send(command, { abortSignal: roundSignal }), {
+    deadline: turn.deadline,
+    signal: roundSignal,
+    classify: (error) => describeBedrockFailure(error),
+    ...options.retry,
+  });
+  if (!output.stream) throw new EngineError("model_error", "ConverseStream answered without a stream");
+
+  const blocks = new Map<number, StreamedBlock>();
+  const blockAt = (index: number): StreamedBlock => {
+    const block = blocks.get(index) ?? {};
+    blocks.set(index, block);
+    return block;
+  };
+  let stopReason: string | undefined;
+  let hasText = false;
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  const stalled = () => {
+    const error = new EngineError("stalled", `No data from the model for ${idleMs} ms`);
+    stop.abort(error);
+    return error;
+  };
+  for await (const event of withIdleLimit(output.stream, idleMs, stalled)) {
+    if (event.contentBlockStart?.start?.toolUse) {
+      const { toolUseId, name } = event.contentBlockStart.start.toolUse;
+      blockAt(event.contentBlockStart.contentBlockIndex ?? 0).toolUse = { toolUseId, name, input: "" };
+    } else if (event.contentBlockDelta) {
+      const block = blockAt(event.contentBlockDelta.contentBlockIndex ?? 0);
+      const delta = event.contentBlockDelta.delta;
+      if (typeof delta?.text === "string") {
+        if (block.text === undefined) {
+          block.text = "";
+          text.block();
+        }
+        block.text += delta.text;
+        text.append(delta.text);
+        hasText ||= delta.text.trim() !== "";
+      } else if (delta?.toolUse) {
+        block.toolUse ??= { input: "" };
+        block.toolUse.input += delta.toolUse.input ?? "";
+      }
+    } else if (event.messageStop) {
+      stopReason = event.messageStop.stopReason ?? "end_turn";
+    } else if (event.metadata?.usage) {
+      usage.inputTokens = event.metadata.usage.inputTokens ?? 0;
+      usage.outputTokens = event.metadata.usage.outputTokens ?? 0;
+    }
+  }
+  // An aborted request may end the stream quietly rather than fail it.
+  roundSignal.throwIfAborted();
+  if (stopReason === undefined) throw new EngineError("model_error", "The stream ended without messageStop");
+
+  const content = [...blocks.entries()]
+    .sort(([a], [b]) => a - b)
+    .flatMap(([, block]): ContentBlock[] => {
+      if (block.toolUse) {
+        const { toolUseId, name, input: json } = block.toolUse;
+        return [{ toolUse: { toolUseId, name, input: parseToolInput(json) } }];
+      }
+      return block.text === undefined ? [] : [{ text: block.text }];
+    });
+  return { content, stopReason, usage, hasText };
+}
+
+/** A streamed tool use's input: JSON text, sent in pieces; none at all means no arguments. */
+function parseToolInput(json: string): DocumentType {
+  if (json.trim() === "") return {};
+  try {
+    return JSON.parse(json) as DocumentType;
+  } catch {
+    throw new EngineError("malformed_output", "A tool use's input is not JSON");
+  }
+}
+
+/** A round that did not ask for tools must have ended well and written text; else a typed error says why. */
+function checkFinalRound(round: Round): void {
+  switch (round.stopReason) {
     case "malformed_model_output":
     case "malformed_tool_use":
-      throw new EngineError("malformed_output", `Stop reason ${output.stopReason}`);
+      throw new EngineError("malformed_output", `Stop reason ${round.stopReason}`);
     case "content_filtered":
     case "model_context_window_exceeded":
-      throw new EngineError("model_error", `Stop reason ${output.stopReason}`);
+      throw new EngineError("model_error", `Stop reason ${round.stopReason}`);
     default:
       // end_turn, stop_sequence, max_tokens (a cut reply beats none), guardrail_intervened (the
       // guardrail's own message is meant for the visitor), and reasons newer than this code.
-      if (!text)
-        throw new EngineError("malformed_output", `No text in the reply (stop reason ${output.stopReason})`);
-      return text;
+      if (!round.hasText)
+        throw new EngineError("malformed_output", `No text in the reply (stop reason ${round.stopReason})`);
   }
 }
 
@@ -232,7 +370,8 @@ export function describeBedrockFailure(error: unknown): FailureVerdict & { reaso
     // Network failures and the like: not in the retry list, and not our configuration.
     return { reason: "model_error", retryable: false };
   }
-  const status = error.$metadata.httpStatusCode;
+  // An exception sent inside an event stream has no HTTP status of its own.
+  const status = error.$metadata?.httpStatusCode;
   const retryable =
     retryableErrorNames.has(error.name) || (status !== undefined && retryableStatuses.has(status));
   const reason = reasonsByErrorName[error.name] ?? (status === 429 ? "throttled" : "model_error");

@@ -42,3 +42,42 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * The items of `source`, each of which must come within `idleMs` of the previous one (or of the
+ * start); otherwise `stalled()` is called, and the error it returns is thrown (it should also end
+ * the request behind `source`, e.g. by aborting its signal).
+ */
+export async function* withIdleLimit<T>(
+  source: AsyncIterable<T>,
+  idleMs: number,
+  stalled: () => Error,
+): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    while (true) {
+      const next = iterator.next();
+      // Once the idle limit gave up on it, this read's own failure (the aborted request) is expected.
+      next.catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(stalled()), idleMs);
+      });
+      let result: IteratorResult<T>;
+      try {
+        result = await Promise.race([next, idle]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (result.done) {
+        finished = true;
+        return;
+      }
+      yield result.value;
+    }
+  } finally {
+    // Ends the source's request if the reader stopped early; not awaited, it may be stuck.
+    if (!finished) iterator.return?.()?.catch(() => undefined);
+  }
+}

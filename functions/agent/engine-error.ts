@@ -9,6 +9,8 @@ export type EngineErrorReason =
   | "throttled"
   /** The turn's deadline passed or the model itself timed out. */
   | "timeout"
+  /** A streamed reply stopped coming: no data from the model for the stream's idle limit. */
+  | "stalled"
   /** The provider failed (5xx, model error, refusal, content filter) or could not be reached. */
   | "model_error"
   /** The model answered, but not with something usable (no text, bad tool use, endless tool loop). */

@@ -75,6 +75,12 @@ export interface EngineTurn {
   signal: AbortSignal;
   /** Epoch milliseconds by which the reply must be ready (retries only while time remains). */
   deadline: number;
+  /**
+   * When set, the reply is streamed: the engine hands over the first reply message's text as the
+   * model produces it, each piece final (agent/reply-text.ts), so the pieces add up to `messages[0]`.
+   * An engine that has its reply at once hands it over in one piece.
+   */
+  onText?: (delta: string) => void;
 }
 
 export interface TokenUsage {

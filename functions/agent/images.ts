@@ -8,15 +8,15 @@
  * never from a header or a file name.
  */
 import type { ImageInput, ImageMediaType } from "#functions/agent/engine";
+import {
+  IMAGE_FETCH_TIMEOUT_MS,
+  MAX_IMAGE_BYTES,
+  MAX_IMAGES_PER_MESSAGE,
+} from "#functions/agent/image-limits";
 import { type AllowedEndpoint, BlockedAddressError, type ResolveHost } from "#functions/net/outbound-address";
 import { createOutboundClient, ResponseTooLargeError } from "#functions/net/outbound-http";
 
-/** At most this many attachments per message (CONTRACT.md §4). */
-export const MAX_IMAGES_PER_MESSAGE = 4;
-/** Per image, decoded: Bedrock's cap of 3.75 MB, read as decimal megabytes to stay under either reading. */
-export const MAX_IMAGE_BYTES = 3_750_000;
-/** Per URL, for the whole fetch: DNS, connection, redirects and body. */
-export const IMAGE_FETCH_TIMEOUT_MS = 5_000;
+export { IMAGE_FETCH_TIMEOUT_MS, MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE };
 /** Redirects followed per URL, each checked like the first address. */
 export const MAX_IMAGE_REDIRECTS = 2;
 export const IMAGE_MEDIA_TYPES: readonly ImageMediaType[] = [

@@ -1,12 +1,13 @@
 /**
- * The engine for OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, hosted providers), through
- * `openai-fetch`: 18 KB where the official client weighs 150–390 KB. Only fields every provider
- * understands are sent; the reply is validated, because providers differ in what they leave out.
- * ky's retries and timeout are switched off: `withRetry` and the turn's signal do both, by deadline.
+ * The engine for OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, hosted providers), on the
+ * runtime's fetch (agent/openai-http.ts). Only fields every provider understands are sent (and, when
+ * the turn streams, `stream` with `stream_options.include_usage`, which they accept for usage in a
+ * stream); the reply is validated, because providers differ in what they leave out. `withRetry` and
+ * the turn's signal retry and time out, by the turn's deadline; a stream is retried only until its
+ * response arrives.
  */
-import { APIError, type ChatParams, OpenAIClient } from "openai-fetch";
 import * as z from "zod/mini";
-import { signalWithDeadline } from "#functions/agent/deadline";
+import { signalWithDeadline, withIdleLimit } from "#functions/agent/deadline";
 import type {
   ChatEngine,
   EngineReply,
@@ -18,6 +19,8 @@ import type {
 } from "#functions/agent/engine";
 import { MAX_TOOL_ROUNDS } from "#functions/agent/engine";
 import { EngineError, type EngineErrorReason } from "#functions/agent/engine-error";
+import { type ChatApi, ChatApiError, createChatApi } from "#functions/agent/openai-http";
+import { ReplyText } from "#functions/agent/reply-text";
 import {
   type FailureVerdict,
   parseRetryAfter,
@@ -27,6 +30,9 @@ import {
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
 
+/** How long a streamed reply may go without any data from the model before it counts as stalled. */
+const DEFAULT_STREAM_IDLE_MS = 10_000;
+
 export interface OpenAiEngineOptions {
   /** Up to and including the version segment, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
   baseUrl: string;
@@ -34,28 +40,13 @@ export interface OpenAiEngineOptions {
   /** Empty for providers without keys (a local Ollama): then no Authorization header is sent. */
   apiKey: string;
   retry?: { policy?: Partial<RetryPolicy>; clock?: RetryClock };
+  /** A stream that sends nothing for this long is given up as stalled (default 10 s). */
+  streamIdleMs?: number;
 }
 
 export function createOpenAiEngine(options: OpenAiEngineOptions): ChatEngine {
-  const client = new OpenAIClient({
-    // openai-fetch falls back to OPENAI_API_KEY when given none: never send that key to another provider.
-    apiKey: options.apiKey || "none",
-    baseUrl: options.baseUrl,
-    kyOptions: {
-      retry: 0,
-      timeout: false,
-      hooks: {
-        beforeRequest: [
-          (request) => {
-            // OpenAI-Organization may come from the environment; it is OpenAI-specific.
-            request.headers.delete("OpenAI-Organization");
-            if (!options.apiKey) request.headers.delete("Authorization");
-          },
-        ],
-      },
-    },
-  });
-  return { kind: "openai", reply: (turn) => reply(client, options, turn) };
+  const api = createChatApi({ baseUrl: options.baseUrl, apiKey: options.apiKey });
+  return { kind: "openai", reply: (turn) => reply(api, options, turn) };
 }
 
 type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
@@ -116,11 +107,67 @@ const chatResponseSchema = z.object({
   ),
 });
 
-async function reply(
-  client: OpenAIClient,
-  options: OpenAiEngineOptions,
-  turn: EngineTurn,
-): Promise<EngineReply> {
+/** What we need from a streamed chunk; an `error` object is how some servers fail mid-stream. */
+const chatChunkSchema = z.object({
+  choices: z.optional(
+    z.nullable(
+      z.array(
+        z.object({
+          delta: z.optional(
+            z.nullable(
+              z.object({
+                content: z.optional(z.nullable(z.string())),
+                tool_calls: z.optional(
+                  z.nullable(
+                    z.array(
+                      z.object({
+                        index: z.optional(z.number()),
+                        id: z.optional(z.nullable(z.string())),
+                        function: z.optional(
+                          z.object({
+                            name: z.optional(z.nullable(z.string())),
+                            arguments: z.optional(z.nullable(z.string())),
+                          }),
+                        ),
+                      }),
+                    ),
+                  ),
+                ),
+              }),
+            ),
+          ),
+          finish_reason: z.optional(z.nullable(z.string())),
+        }),
+      ),
+    ),
+  ),
+  usage: z.optional(
+    z.nullable(
+      z.object({
+        prompt_tokens: z.optional(z.nullable(z.number())),
+        completion_tokens: z.optional(z.nullable(z.number())),
+      }),
+    ),
+  ),
+  error: z.optional(z.unknown()),
+});
+
+/** One model round: its text, the tools it asked for, why it stopped, and what it cost. */
+interface Round {
+  content: string | null;
+  toolCalls: { id?: string | null | undefined; name: string; arguments: string | Record<string, unknown> }[];
+  finishReason: string | null | undefined;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+interface RoundContext {
+  api: ChatApi;
+  options: OpenAiEngineOptions;
+  turn: EngineTurn;
+  signal: AbortSignal;
+}
+
+async function reply(api: ChatApi, options: OpenAiEngineOptions, turn: EngineTurn): Promise<EngineReply> {
   const signal = signalWithDeadline(turn.signal, turn.deadline);
   const request: ChatRequest = {
     model: options.model,
@@ -130,38 +177,32 @@ async function reply(
     ...(turn.tools.specs.length > 0 ? { tools: turn.tools.specs.map(toWireTool) } : {}),
   };
   const usage = { inputTokens: 0, outputTokens: 0 };
+  // Every round's text is part of the reply (a tool round's "Let me check that."), streamed or not.
+  const text = new ReplyText(turn.onText);
+  const context: RoundContext = { api, options, turn, signal };
   let modelLatencyMs = 0;
   let toolCalls = 0;
   try {
     for (let toolRounds = 0; ; toolRounds++) {
       const started = Date.now();
-      const raw: unknown = await withRetry(
-        // openai-fetch types `content` as a string only; the wire format also takes content parts (images).
-        () => client.createChatCompletion(request as unknown as ChatParams, { signal }),
-        {
-          deadline: turn.deadline,
-          signal,
-          classify: (error) => describeOpenAiFailure(error),
-          ...options.retry,
-        },
-      );
+      const round = turn.onText
+        ? await streamRound(context, request, text)
+        : await completeRound(context, request);
       modelLatencyMs += Date.now() - started;
-      const parsed = chatResponseSchema.safeParse(raw);
-      const choice = parsed.success ? parsed.data.choices[0] : undefined;
-      if (!parsed.success || !choice)
-        throw new EngineError("malformed_output", "Reply is not a chat completion");
-      usage.inputTokens += parsed.data.usage?.prompt_tokens ?? 0;
-      usage.outputTokens += parsed.data.usage?.completion_tokens ?? 0;
+      usage.inputTokens += round.usage.inputTokens;
+      usage.outputTokens += round.usage.outputTokens;
+      if (!turn.onText && round.content) {
+        text.block();
+        text.append(round.content);
+      }
 
       // Some servers (older Ollama) say finish_reason "stop" with tool calls: the calls decide.
-      const requested = choice.message.tool_calls ?? [];
-      if (requested.length === 0) {
-        if (choice.finish_reason === "content_filter")
+      if (round.toolCalls.length === 0) {
+        if (round.finishReason === "content_filter")
           throw new EngineError("model_error", "Reply was filtered");
-        const text = choice.message.content?.trim();
-        if (!text)
-          throw new EngineError("malformed_output", `No text in the reply (finish ${choice.finish_reason})`);
-        return { messages: [text], usage, modelLatencyMs, toolCalls };
+        if (!round.content?.trim())
+          throw new EngineError("malformed_output", `No text in the reply (finish ${round.finishReason})`);
+        return { messages: [text.value], usage, modelLatencyMs, toolCalls };
       }
       if (toolRounds >= MAX_TOOL_ROUNDS) {
         throw new EngineError(
@@ -169,22 +210,16 @@ async function reply(
           `Model still asked for tools after ${MAX_TOOL_ROUNDS} rounds`,
         );
       }
-      const calls: WireToolCall[] = requested.map((call, index) => ({
+      const calls: WireToolCall[] = round.toolCalls.map((call, index) => ({
         id: call.id || `call_${toolRounds}_${index}`,
         type: "function",
         function: {
-          name: call.function.name,
+          name: call.name,
           arguments:
-            typeof call.function.arguments === "string"
-              ? call.function.arguments
-              : JSON.stringify(call.function.arguments ?? {}),
+            typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
         },
       }));
-      request.messages.push({
-        role: "assistant",
-        content: choice.message.content ?? null,
-        tool_calls: calls,
-      });
+      request.messages.push({ role: "assistant", content: round.content ?? null, tool_calls: calls });
       for (const call of calls) {
         const input = parseArguments(call.function.arguments);
         let outcome: ToolOutcome;
@@ -205,6 +240,104 @@ async function reply(
   } catch (error) {
     throw toEngineError(error, signal);
   }
+}
+
+/** A round read at once. */
+async function completeRound(
+  { api, options, turn, signal }: RoundContext,
+  request: ChatRequest,
+): Promise<Round> {
+  const raw = await withRetry(() => api.complete(request, signal), {
+    deadline: turn.deadline,
+    signal,
+    classify: (error) => describeOpenAiFailure(error),
+    ...options.retry,
+  });
+  const parsed = chatResponseSchema.safeParse(raw);
+  const choice = parsed.success ? parsed.data.choices[0] : undefined;
+  if (!parsed.success || !choice) throw new EngineError("malformed_output", "Reply is not a chat completion");
+  return {
+    content: choice.message.content ?? null,
+    toolCalls: (choice.message.tool_calls ?? []).map((call) => ({
+      id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments ?? {},
+    })),
+    finishReason: choice.finish_reason,
+    usage: {
+      inputTokens: parsed.data.usage?.prompt_tokens ?? 0,
+      outputTokens: parsed.data.usage?.completion_tokens ?? 0,
+    },
+  };
+}
+
+/**
+ * A round streamed: text goes to the reply as it arrives; tool calls are assembled by index from
+ * their pieces. A stream that sends nothing for the idle limit is ended as stalled; one that ends
+ * before the model said why it finished was cut off.
+ */
+async function streamRound(
+  { api, options, turn, signal }: RoundContext,
+  request: ChatRequest,
+  text: ReplyText,
+): Promise<Round> {
+  const idleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
+  const stop = new AbortController();
+  const roundSignal = AbortSignal.any([signal, stop.signal]);
+  const chunks = await withRetry(
+    () => api.stream({ ...request, stream_options: { include_usage: true } }, roundSignal),
+    {
+      deadline: turn.deadline,
+      signal: roundSignal,
+      classify: (error) => describeOpenAiFailure(error),
+      ...options.retry,
+    },
+  );
+  const stalled = () => {
+    const error = new EngineError("stalled", `No data from the model for ${idleMs} ms`);
+    stop.abort(error);
+    return error;
+  };
+  text.block();
+  let content: string | null = null;
+  let finishReason: string | null | undefined;
+  const calls = new Map<number, { id?: string | null | undefined; name: string; arguments: string }>();
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  for await (const raw of withIdleLimit(chunks, idleMs, stalled)) {
+    const parsed = chatChunkSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new EngineError("malformed_output", "A streamed chunk is not a completion chunk");
+    if (parsed.data.error !== undefined) throw new EngineError("model_error", "The stream reported an error");
+    if (parsed.data.usage) {
+      usage.inputTokens = parsed.data.usage.prompt_tokens ?? 0;
+      usage.outputTokens = parsed.data.usage.completion_tokens ?? 0;
+    }
+    const choice = parsed.data.choices?.[0];
+    if (!choice) continue;
+    const piece = choice.delta?.content;
+    if (piece) {
+      content = (content ?? "") + piece;
+      text.append(piece);
+    }
+    for (const [position, call] of (choice.delta?.tool_calls ?? []).entries()) {
+      const index = call.index ?? position;
+      const known = calls.get(index) ?? { name: "", arguments: "" };
+      if (call.id) known.id = call.id;
+      known.name += call.function?.name ?? "";
+      known.arguments += call.function?.arguments ?? "";
+      calls.set(index, known);
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  // An aborted request may end the body quietly rather than fail it.
+  roundSignal.throwIfAborted();
+  if (!finishReason) throw new EngineError("model_error", "The stream ended before the model finished");
+  return {
+    content,
+    toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+    finishReason,
+    usage,
+  };
 }
 
 /** System prompt, history in order, then the new message (text part first, then images as data URLs). */
@@ -258,7 +391,7 @@ const retryableStatuses = new Set([429, 500, 502, 503, 504]);
 /** How a failed completion call counts: its reason if final, and whether a retry may help. */
 export function describeOpenAiFailure(error: unknown): FailureVerdict & { reason: EngineErrorReason } {
   if (error instanceof SyntaxError) return { reason: "malformed_output", retryable: false };
-  if (!(error instanceof APIError) || typeof error.status !== "number") {
+  if (!(error instanceof ChatApiError)) {
     // Connection refused, DNS failure: not in the retry list (the endpoint is likely misconfigured or down).
     return { reason: "model_error", retryable: false };
   }
@@ -272,7 +405,7 @@ export function describeOpenAiFailure(error: unknown): FailureVerdict & { reason
           ? "configuration"
           : "model_error";
   if (!retryableStatuses.has(status)) return { reason, retryable: false };
-  const headers = error.headers ?? {};
+  const headers = error.headers;
   const retryAfterMs = parseRetryAfter(
     { retryAfter: headers["retry-after"], retryAfterMs: headers["retry-after-ms"] },
     Date.now(),
@@ -284,6 +417,6 @@ function toEngineError(error: unknown, signal: AbortSignal): EngineError {
   if (error instanceof EngineError) return error;
   if (signal.aborted) return new EngineError("timeout", "The turn's deadline passed", { cause: error });
   const { reason } = describeOpenAiFailure(error);
-  const label = error instanceof APIError && error.status ? `HTTP ${error.status}` : "no response";
+  const label = error instanceof ChatApiError ? `HTTP ${error.status}` : "no response";
   return new EngineError(reason, `Chat completion failed: ${label}`, { cause: error });
 }

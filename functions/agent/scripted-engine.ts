@@ -5,6 +5,7 @@
  * knowledge entries answer by retrieval; otherwise the fallback reply. Same turn, same reply.
  */
 import type { ChatEngine, EngineReply, EngineTurn } from "#functions/agent/engine";
+import { ReplyText } from "#functions/agent/reply-text";
 import { buildKnowledgeIndex, findAnswer, foldText, type KnowledgeEntry } from "#functions/agent/retrieval";
 
 /** What the hook may answer instead of retrieval: reply messages and the tool calls it made. */
@@ -29,15 +30,23 @@ export function createScriptedEngine(options: ScriptedEngineOptions): ChatEngine
   return {
     kind: "scripted",
     async reply(turn) {
-      const text = turn.message.text;
-      if (isGreeting(text)) return single(options.welcomeMessage);
-      const hooked = options.hook ? await options.hook(turn) : undefined;
-      const hookedMessages = hooked?.messages.filter((message) => message.trim()) ?? [];
-      if (hooked && hookedMessages.length > 0)
-        return { messages: hookedMessages, toolCalls: hooked.toolCalls };
-      return single(findAnswer(index, text)?.text || options.fallbackReply);
+      const answer = await answerTo(turn);
+      // A streamed turn gets the first message in one piece, as the stored reply will read.
+      const [first = "", ...rest] = answer.messages;
+      const text = new ReplyText(turn.onText);
+      text.append(first);
+      return { ...answer, messages: [text.value, ...rest] };
     },
   };
+
+  async function answerTo(turn: EngineTurn): Promise<EngineReply> {
+    const text = turn.message.text;
+    if (isGreeting(text)) return single(options.welcomeMessage);
+    const hooked = options.hook ? await options.hook(turn) : undefined;
+    const hookedMessages = hooked?.messages.filter((message) => message.trim()) ?? [];
+    if (hooked && hookedMessages.length > 0) return { messages: hookedMessages, toolCalls: hooked.toolCalls };
+    return single(findAnswer(index, text)?.text || options.fallbackReply);
+  }
 }
 
 function single(text: string): EngineReply {

@@ -5,6 +5,8 @@
  * Environment (set by the stack, or by the local runtime):
  *   BEDROCK_REGION                 region of Bedrock calls (default: AWS_REGION)
  *   AWS_ENDPOINT_URL_BEDROCK_RUNTIME  read by the SDK itself; the local runtime points it at a fake
+ *   MODEL_STREAM_IDLE_MS           how long a streamed reply may send nothing before it counts as
+ *                                  stalled (default 10 s; the test runtime shortens it)
  *   MODEL_SECRETS                  `secretsmanager:<prefix>` on the stack: a chatbot's `apiKeySecret`
  *                                  names a secret under that prefix. `local:<directory>` locally: the
  *                                  key is read from the environment variable MODEL_SECRET_<NAME> or the
@@ -17,19 +19,18 @@
  *   TOOL_HTTP_ORIGIN_OVERRIDES     local runtime only: platform origin → local fake (the sample shop)
  * The local-only settings (all but IMAGE_FETCH_CA_FILE) are ignored on Lambda (net/outbound-address.ts
  * and tools/environment.ts say how).
+ *
+ * What a turn may not need is loaded on its first use, not when the Lambda starts: each engine (and
+ * its SDK client), image fetching, the look-up tools with their key service, the secrets client. A
+ * scripted chatbot's text turn loads none of it. Each is a chunk of its own in the function's bundle
+ * (lib/bundling.ts), read from disk and run only when first imported.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { createBedrockClient, createBedrockEngine } from "#functions/agent/bedrock-engine";
 import { type ChatEngine, emptyToolBox } from "#functions/agent/engine";
-import { AttachmentError, type ImageFetchOptions, resolveImageAttachments } from "#functions/agent/images";
-import { lookupHook } from "#functions/agent/lookup-hook";
-import { createOpenAiEngine } from "#functions/agent/openai-engine";
-import { createScriptedEngine } from "#functions/agent/scripted-engine";
-import { awsClientOptions } from "#functions/aws-clients";
+import type { ImageFetchOptions } from "#functions/agent/images";
 import type { ChatbotBundle } from "#functions/domain/chatbots";
 import type {
   AgentServices,
@@ -39,15 +40,15 @@ import type {
   TurnToolBox,
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
-import { allowListFromEnvironment } from "#functions/net/outbound-address";
-import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
-import { type ToolEnvironment, toolEnvironment } from "#functions/tools/environment";
-import { createHttpGet, type HttpGet } from "#functions/tools/http-get";
-import { createSecretReader, createTurnToolBox, type SecretReader } from "#functions/tools/turn";
+import type { ToolEnvironment } from "#functions/tools/environment";
+import type { HttpGet } from "#functions/tools/http-get";
+import type { SecretReader } from "#functions/tools/turn";
 
 export interface AgentEnvironment {
   bedrockRegion: string;
+  /** Milliseconds a streamed reply may send nothing before it is given up as stalled (engine default if absent). */
+  streamIdleMs?: number;
   modelSecrets: { kind: "secretsmanager"; prefix: string } | { kind: "local"; directory: string };
   imageFetch: Pick<ImageFetchOptions, "allowPrivate" | "trustedCa">;
   /** Replaces the look-up tools built from `tools` (tests). */
@@ -68,12 +69,18 @@ function toolDeadline(request: ToolBoxRequest, now: number): number {
   return Math.floor(request.deadline - reserve);
 }
 
-export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnvironment {
+export async function agentEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<AgentEnvironment> {
   const secrets = env.MODEL_SECRETS ?? "local:.local/secrets";
   const [kind, ...rest] = secrets.split(":");
   const location = rest.join(":");
+  const streamIdleMs = Number(env.MODEL_STREAM_IDLE_MS);
+  const [{ allowListFromEnvironment }, { toolEnvironment }] = await Promise.all([
+    import("#functions/net/outbound-address"),
+    import("#functions/tools/environment"),
+  ]);
   return {
     bedrockRegion: env.BEDROCK_REGION ?? env.AWS_REGION ?? "us-east-1",
+    ...(streamIdleMs > 0 ? { streamIdleMs } : {}),
     modelSecrets:
       kind === "secretsmanager" ? { kind, prefix: location } : { kind: "local", directory: location },
     imageFetch: { allowPrivate: allowListFromEnvironment(env) },
@@ -82,33 +89,44 @@ export function agentEnvironment(env: NodeJS.ProcessEnv = process.env): AgentEnv
 }
 
 export function agentServicesFromEnvironment(env: NodeJS.ProcessEnv = process.env): AgentServices {
-  const environment = agentEnvironment(env);
+  let environment: Promise<AgentEnvironment> | undefined;
+  const environmentOnce = () => {
+    environment ??= agentEnvironment(env);
+    return environment;
+  };
   let trustedCa: Promise<string | undefined> | undefined;
   const caFile = env.IMAGE_FETCH_CA_FILE;
   const imageOptions = async (): Promise<ImageFetchOptions> => {
     trustedCa ??= caFile ? readFile(caFile, "utf8") : Promise.resolve(undefined);
-    const ca = await trustedCa;
-    return { ...environment.imageFetch, ...(ca ? { trustedCa: ca } : {}) };
+    const [ca, { imageFetch }] = await Promise.all([trustedCa, environmentOnce()]);
+    return { ...imageFetch, ...(ca ? { trustedCa: ca } : {}) };
   };
-  return createAgentServices(environment, imageOptions);
+  return createAgentServices(environmentOnce, imageOptions);
 }
 
 export function createAgentServices(
-  environment: AgentEnvironment,
-  imageOptions: () => Promise<ImageFetchOptions> = async () => environment.imageFetch,
+  environmentOf: () => Promise<AgentEnvironment>,
+  imageOptions: () => Promise<ImageFetchOptions> = async () => (await environmentOf()).imageFetch,
 ): AgentServices {
   let bedrock: BedrockRuntimeClient | undefined;
-  const secrets = modelSecretReader(environment.modelSecrets);
+  let secrets: ((name: string) => Promise<string>) | undefined;
   let toolHttp: HttpGet | undefined;
   let toolSecrets: SecretReader | undefined;
   return {
     async resolveAttachments(attachments, signal) {
+      // Nothing to read: image fetching need not even load.
+      if (attachments.length === 0) return [];
       return resolveAttachments(attachments, { ...(await imageOptions()), signal });
     },
     async engineFor(bundle: ChatbotBundle): Promise<ChatEngine> {
       const { chatbot } = bundle;
+      const environment = await environmentOf();
       switch (chatbot.engine.kind) {
-        case "scripted":
+        case "scripted": {
+          const [{ createScriptedEngine }, { lookupHook }] = await Promise.all([
+            import("#functions/agent/scripted-engine"),
+            import("#functions/agent/lookup-hook"),
+          ]);
           return createScriptedEngine({
             welcomeMessage: chatbot.welcomeMessage,
             fallbackReply: chatbot.fallbackReply,
@@ -118,23 +136,43 @@ export function createAgentServices(
             }),
             ...(bundle.tools.length > 0 ? { hook: lookupHook } : {}),
           });
-        case "bedrock":
+        }
+        case "bedrock": {
+          const { createBedrockClient, createBedrockEngine } = await import(
+            "#functions/agent/bedrock-engine"
+          );
           bedrock ??= createBedrockClient({ region: environment.bedrockRegion });
-          return createBedrockEngine({ client: bedrock, modelId: chatbot.engine.modelId });
-        case "openai":
+          return createBedrockEngine({
+            client: bedrock,
+            modelId: chatbot.engine.modelId,
+            ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
+          });
+        }
+        case "openai": {
+          const { createOpenAiEngine } = await import("#functions/agent/openai-engine");
+          secrets ??= modelSecretReader(environment.modelSecrets);
           return createOpenAiEngine({
             baseUrl: chatbot.engine.baseUrl,
             model: chatbot.engine.model,
+            ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
             // No secret named: the server needs no key, and the engine then sends no Authorization.
             apiKey:
               chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
           });
+        }
       }
     },
     async toolBoxFor(request): Promise<TurnToolBox> {
+      const environment = await environmentOf();
       if (environment.toolBoxFor) return environment.toolBoxFor(request);
       const settings = environment.tools;
       if (!settings || request.bundle.tools.length === 0) return emptyToolBox;
+      const [{ createHttpGet }, { envelopeCipherFor }, { createSecretReader, createTurnToolBox }] =
+        await Promise.all([
+          import("#functions/tools/http-get"),
+          import("#functions/secrets/envelope"),
+          import("#functions/tools/turn"),
+        ]);
       toolHttp ??= createHttpGet(settings.http);
       toolSecrets ??= createSecretReader(envelopeCipherFor(settings.credentialKey));
       const box = createTurnToolBox(
@@ -163,6 +201,7 @@ async function resolveAttachments(
   attachments: readonly AttachmentInput[],
   options: ImageFetchOptions,
 ): Promise<ResolvedAttachment[]> {
+  const { AttachmentError, resolveImageAttachments } = await import("#functions/agent/images");
   try {
     const images = await resolveImageAttachments(attachments, options);
     return images.map((image, index) => {
@@ -197,13 +236,10 @@ async function resolveAttachments(
 /** Model API keys by name: Secrets Manager on the stack, environment or files locally. Cached 5 minutes. */
 function modelSecretReader(source: AgentEnvironment["modelSecrets"]): (name: string) => Promise<string> {
   const cache = new Map<string, { value: Promise<string>; until: number }>();
-  let client: SecretsManagerClient | undefined;
   const read = async (name: string): Promise<string> => {
     if (source.kind === "secretsmanager") {
-      client ??= new SecretsManagerClient(awsClientOptions("keys"));
-      const secret = await client.send(new GetSecretValueCommand({ SecretId: `${source.prefix}${name}` }));
-      if (!secret.SecretString) throw new Error(`model secret ${name} has no string value`);
-      return secret.SecretString.trim();
+      const { readSecretString } = await import("#functions/agent/model-secrets");
+      return readSecretString(`${source.prefix}${name}`);
     }
     const fromEnvironment = process.env[`MODEL_SECRET_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`];
     if (fromEnvironment !== undefined) return fromEnvironment;

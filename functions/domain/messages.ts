@@ -22,6 +22,11 @@
  * write either. A retry that takes over a key whose record holds a turn completes that turn (steps
  * 2, 4, 5 for the same turn number) instead of claiming a new one; a turn number claimed by an
  * attempt that stored nothing stays unused. So one key is one turn, whatever fails and whenever.
+ *
+ * A streamed turn (POST /api/message/stream) is the same turn with a listener (`stream`): told when
+ * the visitor's message is stored and the reply begins, handed the first reply message's text as the
+ * engine produces it, and told when the engine failed and the reply became the fallback. What is
+ * stored does not depend on it.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -33,6 +38,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
+import { isEngineError } from "#functions/agent/engine-error";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
@@ -43,6 +49,7 @@ import { describeError, log } from "#functions/log";
 import { putNewAction, refusedItem } from "#functions/store/conditions";
 import {
   type ConversationRecord,
+  type ConversationStatus,
   conversationActivityKey,
   gsi2,
   type Item,
@@ -127,6 +134,21 @@ export interface SendMessageInput {
   remainingTimeMs: number;
   /** The Idempotency-Key's fence, when the request carries one. */
   fence?: WorkFence<TurnResult>;
+  /** Listens to a streamed turn. */
+  stream?: TurnStream;
+}
+
+/** Why a streamed reply became the fallback: the model stalled, the turn ran out of time, or it failed. */
+export type TurnFailure = "stalled" | "timeout" | "failed";
+
+/** The listener of a streamed turn. */
+export interface TurnStream {
+  /** The visitor's message is stored and the engine starts; its (first) reply will be `messageId`. */
+  started(start: { conversationId: string; messageId: string; status: ConversationStatus }): void;
+  /** A piece of the first reply message's text, as the engine produces it (final: never taken back but by `failed`). */
+  text(delta: string): void;
+  /** The engine failed after the start: the pieces so far are void, and the reply is the fallback. */
+  failed(failure: TurnFailure): void;
 }
 
 export interface TurnResult {
@@ -178,6 +200,12 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     };
     if (resumed === undefined)
       await storeVisitorMessage(ctx, input.organizationId, visitorMessage, input.fence);
+    const firstReplyId = randomUUID();
+    input.stream?.started({
+      conversationId: conversation.conversationId,
+      messageId: firstReplyId,
+      status: conversation.status,
+    });
 
     const window = bundle.chatbot.historyWindow;
     const reply = await replyOrFallback(ctx, {
@@ -188,11 +216,12 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       message: { text: input.message, images: attachments.map((attachment) => attachment.image) },
       deadline,
       signal: abort.signal,
+      ...(input.stream ? { stream: input.stream } : {}),
     });
 
     const repliedAt = isoTime(ctx.clock());
     const replies: MessageRecord[] = reply.messages.map((content, position) => ({
-      messageId: randomUUID(),
+      messageId: position === 0 ? firstReplyId : randomUUID(),
       conversationId: conversation.conversationId,
       chatbotId: conversation.chatbotId,
       turn,
@@ -359,6 +388,7 @@ interface ReplyRequest {
   message: { text: string; images: ImageInput[] };
   deadline: number;
   signal: AbortSignal;
+  stream?: TurnStream;
 }
 
 type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
@@ -373,6 +403,13 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
   const { chatbot } = request.bundle;
   let tools: TurnToolBox | undefined;
+  // Text the engine hands over after it failed (it may not stop at once) is not part of any reply.
+  let streaming = request.stream !== undefined;
+  const onText = request.stream
+    ? (delta: string) => {
+        if (streaming) request.stream?.text(delta);
+      }
+    : undefined;
   const collected = () => {
     const values = tools?.collected?.();
     const lookups = tools?.lookups?.() ?? [];
@@ -400,6 +437,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
         signal: request.signal,
         deadline: request.deadline,
+        ...(onText ? { onText } : {}),
       }),
       request.signal,
     );
@@ -426,6 +464,16 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       timedOut: request.signal.aborted,
       ...describeError(error),
     });
+    if (request.stream && streaming) {
+      streaming = false;
+      request.stream.failed(
+        request.signal.aborted
+          ? "timeout"
+          : isEngineError(error) && (error.reason === "stalled" || error.reason === "timeout")
+            ? error.reason
+            : "failed",
+      );
+    }
     return { messages: [chatbot.fallbackReply], engine: chatbot.engine.kind, fallback: true, ...collected() };
   }
 }

@@ -15,35 +15,19 @@ import type {
   APIGatewayRequestAuthorizerEventV2,
   APIGatewaySimpleAuthorizerWithContextResult,
 } from "aws-lambda";
-import { raceAbort } from "#functions/agent/deadline";
-import { AUTHORIZER_VERDICT_DEADLINE_MS } from "#functions/aws-clients";
-import { authenticate } from "#functions/domain/authentication";
 import { contextFromEnvironment } from "#functions/domain/context";
-import { AppError } from "#functions/errors";
-import { type AuthorizerContext, toAuthorizerContext } from "#functions/http/authorizer-context";
-import { describeError, log, withRequestScope } from "#functions/log";
+import { apiKeyVerdict } from "#functions/http/api-key-verdict";
+import type { AuthorizerContext } from "#functions/http/authorizer-context";
+import { withRequestScope } from "#functions/log";
 
 const ctx = contextFromEnvironment("authorizer");
 
 export async function handler(
   event: APIGatewayRequestAuthorizerEventV2,
 ): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> {
-  return withRequestScope(event.requestContext.requestId, async () => {
-    const deadline = AbortSignal.timeout(AUTHORIZER_VERDICT_DEADLINE_MS);
-    try {
-      const outcome = await raceAbort(authenticate(ctx, event.headers?.authorization), deadline);
-      return { isAuthorized: true, context: toAuthorizerContext(outcome) };
-    } catch (error) {
-      if (deadline.aborted || (error instanceof AppError && error.code === "service_unavailable")) {
-        log.warn(
-          "table unavailable: no verdict",
-          describeError(error instanceof AppError ? error.cause : error),
-        );
-        return { isAuthorized: true, context: { outcome: "unavailable" } };
-      }
-      // A thrown authorizer means a gateway 500 with its own body; report it to the integration instead.
-      log.error("authorizer failed", describeError(error));
-      return { isAuthorized: true, context: { outcome: "error" } };
-    }
-  });
+  return withRequestScope(event.requestContext.requestId, async () => ({
+    isAuthorized: true,
+    // A thrown authorizer would be the gateway's 500 with its own body: the verdict reports failures instead.
+    context: await apiKeyVerdict(ctx, event.headers?.authorization),
+  }));
 }

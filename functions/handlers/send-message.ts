@@ -6,111 +6,7 @@ import { contextFromEnvironment } from "#functions/domain/context";
 import { sendMessage, type TurnContext, type TurnResult } from "#functions/domain/messages";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
-import { attachmentLimits, messageLimits } from "#functions/http/limits";
-import { isoTimestamp, uuid } from "#functions/http/schemas";
-import { pydanticIssue } from "#functions/http/validation";
-
-const mediaType = z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-
-const attachment = z
-  .object({
-    type: z.literal("image").check(z.describe("Always `image`.")),
-    url: z.optional(
-      z
-        .url()
-        .check(
-          z.maxLength(attachmentLimits.urlLength),
-          z.describe(
-            `An https URL of the image, fetched once from a public address (at most ${attachmentLimits.fetchedImageBytes} bytes, ${attachmentLimits.fetchTimeoutMs} ms).`,
-          ),
-        ),
-    ),
-    data: z.optional(
-      z
-        .base64()
-        .check(
-          z.maxLength(attachmentLimits.inlineBase64Length),
-          z.describe(
-            `The image itself, base64-encoded (at most ${attachmentLimits.inlineBase64Length} characters, about ${Math.floor((attachmentLimits.inlineBase64Length * 3) / 4 / 1024)} KiB). Needs media_type. Use a URL for larger images.`,
-          ),
-        ),
-    ),
-    media_type: z.optional(mediaType.check(z.describe("Type of `data`."))),
-  })
-  .check(
-    z.superRefine((item, ctx) => {
-      if ((item.url === undefined) === (item.data === undefined)) {
-        ctx.issues.push({
-          code: "custom",
-          input: item,
-          path: [],
-          message: "either url or data",
-          params: pydanticIssue(
-            "value_error",
-            "Value error, an image attachment needs exactly one of `url` or `data`",
-          ),
-        });
-      } else if (item.url !== undefined && !item.url.startsWith("https://")) {
-        ctx.issues.push({
-          code: "custom",
-          input: item.url,
-          path: ["url"],
-          message: "https only",
-          params: pydanticIssue("url_scheme", "URL scheme should be 'https'", {
-            expected_schemes: "'https'",
-          }),
-        });
-      } else if (item.data !== undefined && item.media_type === undefined) {
-        ctx.issues.push({
-          code: "custom",
-          input: item,
-          path: ["media_type"],
-          message: "media_type required",
-          params: pydanticIssue("missing", "Field required"),
-        });
-      }
-    }),
-  );
-
-const body = z
-  .object({
-    conversation_id: uuid("Value returned by POST /api/conversation."),
-    message: z
-      .string()
-      .check(
-        z.maxLength(messageLimits.textLength),
-        z.describe("Text of the visitor's message. May be empty only when attachments are sent."),
-      ),
-    attachments: z.optional(
-      z.nullable(
-        z
-          .array(attachment)
-          .check(z.maxLength(attachmentLimits.perMessage), z.describe("Images sent with the message.")),
-      ),
-    ),
-  })
-  .check(
-    z.superRefine((value, ctx) => {
-      if (value.message.trim() === "" && (value.attachments ?? []).length === 0) {
-        ctx.issues.push({
-          code: "custom",
-          input: value.message,
-          path: ["message"],
-          message: "empty",
-          params: pydanticIssue("string_too_short", "String should have at least 1 character", {
-            min_length: 1,
-          }),
-        });
-      }
-    }),
-  );
-
-const replyMessage = z.object({
-  message_id: z.string(),
-  role: z.literal("assistant"),
-  content: z.string(),
-  created_at: isoTimestamp("When the reply was made"),
-});
+import { attachmentInputs, messageBody as body, replyMessage } from "#functions/http/message-schemas";
 
 const response = z.object({
   conversation_id: z.string(),
@@ -156,11 +52,7 @@ export const handler = apiHandler(
       organizationId: caller.organizationId,
       conversationId: body.conversation_id,
       message: body.message,
-      attachments: (body.attachments ?? []).map((item) =>
-        item.url !== undefined
-          ? { type: "image" as const, url: item.url }
-          : { type: "image" as const, data: item.data ?? "", media_type: item.media_type ?? "image/png" },
-      ),
+      attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
       ...(idempotency ? { fence: idempotency.fence(render) } : {}),
     });

@@ -123,8 +123,15 @@ export interface ApiRequest<C extends RouteContract> {
   /**
    * Set when the request carries an Idempotency-Key this attempt owns: the work writes through the
    * key's fence, which stores the answer `render` makes of its result with its last write.
+   * `settleLater` is for work that goes on after the response has begun (a stream): the key is then
+   * settled by the fence, or by the function it returns, given the error that ended the work.
    */
-  idempotency: { fence<R>(render: (result: R) => ApiResult<C>): WorkFence<R> } | undefined;
+  idempotency:
+    | {
+        fence<R>(render: (result: R) => ApiResult<C>): WorkFence<R>;
+        settleLater(): (error: unknown) => Promise<void>;
+      }
+    | undefined;
 }
 
 export interface ApiResult<C extends RouteContract> {
@@ -156,6 +163,10 @@ export interface RouteState {
     fence<R>(respond: (result: R) => StoredResponse): WorkFence<R>;
     /** The work stored its answer through the fence: nothing is left to store. */
     completed: boolean;
+    /** The work goes on after the response began; it settles the key itself (`settleFailure` if it fails). */
+    deferred: boolean;
+    /** Settles the key after the work failed: a definite answer is stored, an unknown outcome handed back. */
+    settleFailure(error: unknown): Promise<void>;
   };
   /** Set when an earlier request with the same Idempotency-Key already answered. */
   replay?: { statusCode: number; body: string; headers: Record<string, string> };
@@ -163,7 +174,7 @@ export interface RouteState {
 export type RouteRequest = Request<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>;
 
 /** Time kept back so the error response is built before Lambda's own timeout (Middy aborts then). */
-const EARLY_TIMEOUT_MS = 1_000;
+export const EARLY_TIMEOUT_MS = 1_000;
 
 export type RouteMiddleware = MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }>;
 
@@ -206,31 +217,42 @@ export function apiHandler<C extends RouteContract>(
   const handler = chain.handler(async (event, context) => {
     const state = stateOf(chainRequestFor(event));
     if (state.replay) return state.replay;
-    const claimed = state.idempotency;
-    const result = await run({
-      caller: state.caller as ApiRequest<C>["caller"],
-      body: state.input.body as Parsed<C["body"]>,
-      query: state.input.query as Parsed<C["query"]>,
-      path: state.input.path as Parsed<C["path"]>,
-      requestId: event.requestContext.requestId,
-      method: event.requestContext.http.method,
-      rawPath: event.rawPath,
-      remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
-      idempotency: claimed
-        ? {
-            fence: <R>(render: (result: R) => ApiResult<C>) =>
-              claimed.fence<R>((r) => lambdaResult(render(r))),
-          }
-        : undefined,
-    });
-    return lambdaResult(result, contract.status);
+    return lambdaResult(await run(apiRequestOf<C>(event, context)), contract.status);
   });
 
   return (event, context) => withRequestScope(event.requestContext.requestId, () => handler(event, context));
 }
 
+/** What a route's handler function receives, from the chain's state for `event`. */
+export function apiRequestOf<C extends RouteContract>(event: ApiEvent, context: Context): ApiRequest<C> {
+  const state = stateOf(chainRequestFor(event));
+  const claimed = state.idempotency;
+  return {
+    caller: state.caller as ApiRequest<C>["caller"],
+    body: state.input.body as Parsed<C["body"]>,
+    query: state.input.query as Parsed<C["query"]>,
+    path: state.input.path as Parsed<C["path"]>,
+    requestId: event.requestContext.requestId,
+    method: event.requestContext.http.method,
+    rawPath: event.rawPath,
+    remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
+    idempotency: claimed
+      ? {
+          fence: <R>(render: (result: R) => ApiResult<C>) => claimed.fence<R>((r) => lambdaResult(render(r))),
+          settleLater: () => {
+            claimed.deferred = true;
+            return (error) => claimed.settleFailure(error);
+          },
+        }
+      : undefined,
+  };
+}
+
 /** A handler's result as Lambda answers it; a 204 has no body. */
-function lambdaResult(result: ApiResult<RouteContract>, defaultStatus = 200): ApiResponse & { body: string } {
+export function lambdaResult(
+  result: ApiResult<RouteContract>,
+  defaultStatus = 200,
+): ApiResponse & { body: string } {
   const statusCode = result.status ?? defaultStatus;
   if (statusCode === 204) return { statusCode, headers: result.headers ?? {}, body: "" };
   return { statusCode, headers: result.headers ?? {}, body: JSON.stringify(result.body) };
@@ -238,13 +260,13 @@ function lambdaResult(result: ApiResult<RouteContract>, defaultStatus = 200): Ap
 
 // Middy hands middlewares the request object but the handler only the event; this map bridges them.
 const requests = new WeakMap<ApiEvent, RouteRequest>();
-function chainRequestFor(event: ApiEvent): RouteRequest {
+export function chainRequestFor(event: ApiEvent): RouteRequest {
   const request = requests.get(event);
   if (!request) throw new Error("route state missing");
   return request;
 }
 
-function stateOf(request: RouteRequest): RouteState {
+export function stateOf(request: RouteRequest): RouteState {
   return request.internal.state;
 }
 
@@ -254,7 +276,7 @@ const noopMiddleware: MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { sta
 
 // ---------- response ----------
 
-function responseMiddleware(
+export function responseMiddleware(
   contract: RouteContract,
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   const started = new WeakMap<ApiEvent, number>();
@@ -358,7 +380,7 @@ function manageRateLimitHeaders(verdict: ManageVerdict): Record<string, string> 
 
 // ---------- auth ----------
 
-function authMiddleware(
+export function authMiddleware(
   keyOptional: boolean,
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
@@ -489,7 +511,13 @@ function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_l
 // ---------- JSON body ----------
 
 /** The body as JSON (http/json-body.ts: depth limit and prototype keys first), its failures as 422 items. */
-function jsonBodyMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
+export function jsonBodyMiddleware(): MiddlewareObj<
+  ApiEvent,
+  ApiResponse,
+  Error,
+  Context,
+  { state: RouteState }
+> {
   return {
     before: (request) => {
       const parsed = parseJsonBody(request.event.body, request.event.isBase64Encoded);
@@ -502,7 +530,7 @@ function jsonBodyMiddleware(): MiddlewareObj<ApiEvent, ApiResponse, Error, Conte
 
 // ---------- validation ----------
 
-function validationMiddleware(
+export function validationMiddleware(
   contract: RouteContract,
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {

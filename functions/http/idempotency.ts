@@ -62,16 +62,18 @@ export function idempotencyMiddleware(
       }
       switch (claim.kind) {
         case "claimed": {
-          const claimed = {
+          const claimed: NonNullable<RouteState["idempotency"]> = {
             scope,
             owner,
             completed: false,
+            deferred: false,
             fence: <R>(respond: (result: R) => StoredResponse) =>
               workFence<R>(
                 context(),
                 { scope, owner, progress: claim.progress, onCompleted: () => (claimed.completed = true) },
                 respond,
               ),
+            settleFailure: (error) => settleFailure(context(), claimed, error),
           };
           state.idempotency = claimed;
           return;
@@ -93,7 +95,8 @@ export function idempotencyMiddleware(
     after: async (request) => {
       const claim = request.internal.state.idempotency;
       const response = request.response;
-      if (!claim || !response || claim.completed) return;
+      // Deferred: the work goes on after the response began, and settles the key itself.
+      if (!claim || !response || claim.completed || claim.deferred) return;
       await completeIdempotencyKey(context(), claim.scope, claim.owner, {
         statusCode: response.statusCode,
         body: typeof response.body === "string" ? response.body : "",
@@ -103,27 +106,36 @@ export function idempotencyMiddleware(
     onError: async (request) => {
       const claim = request.internal.state.idempotency;
       if (!claim || claim.completed) return;
-      const error = request.error;
-      // Another attempt owns the key now: it finishes the work and stores the answer.
-      if (error instanceof AppError && error.code === "idempotency_in_progress") return;
-      const formatted = toFormatB(error);
-      if (formatted.status >= 500) {
-        // Whether this attempt's writes landed is unknown: a retry must complete the work, not redo it.
-        await handBack(context(), claim.scope, claim.owner);
-        return;
-      }
-      try {
-        // A definite answer (e.g. 404, 409): the retry must get the same one.
-        await completeIdempotencyKey(context(), claim.scope, claim.owner, {
-          statusCode: formatted.status,
-          body: JSON.stringify(formatted.body),
-          headers: formatted.headers,
-        });
-      } catch (settleError) {
-        log.warn("could not store the answer on the idempotency record", describeError(settleError));
-      }
+      await settleFailure(context(), claim, request.error);
     },
   };
+}
+
+/** Settles a claimed key after its work failed with `error`. */
+async function settleFailure(
+  ctx: DomainContext,
+  claim: Pick<NonNullable<RouteState["idempotency"]>, "scope" | "owner" | "completed">,
+  error: unknown,
+): Promise<void> {
+  if (claim.completed) return;
+  // Another attempt owns the key now: it finishes the work and stores the answer.
+  if (error instanceof AppError && error.code === "idempotency_in_progress") return;
+  const formatted = toFormatB(error);
+  if (formatted.status >= 500) {
+    // Whether this attempt's writes landed is unknown: a retry must complete the work, not redo it.
+    await handBack(ctx, claim.scope, claim.owner);
+    return;
+  }
+  try {
+    // A definite answer (e.g. 404, 409): the retry must get the same one.
+    await completeIdempotencyKey(ctx, claim.scope, claim.owner, {
+      statusCode: formatted.status,
+      body: JSON.stringify(formatted.body),
+      headers: formatted.headers,
+    });
+  } catch (settleError) {
+    log.warn("could not store the answer on the idempotency record", describeError(settleError));
+  }
 }
 
 /** Best effort, and bounded: when the table does not answer, the request goes out anyway and may land later. */

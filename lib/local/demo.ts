@@ -40,6 +40,8 @@ export interface DemoPeople {
 
 export interface DemoInfo extends Partial<DemoPeople> {
   baseUrl: string;
+  /** Base URL of the streaming endpoint (POST {streamUrl}/api/message/stream). */
+  streamUrl: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
@@ -177,7 +179,7 @@ export async function ensureDemo(
   ctx: ToolsContext,
   cognito: DemoCognito,
   file: string,
-  baseUrl: string,
+  urls: Pick<DemoInfo, "baseUrl" | "streamUrl">,
   consoleUrl?: string,
 ): Promise<DemoInfo & DemoPeople> {
   const at = consoleUrl ? { consoleUrl } : {};
@@ -193,7 +195,7 @@ export async function ensureDemo(
     }
     if (found) {
       const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
-      return writeDemo(file, { ...existing, ...people, baseUrl, cognito: signInAt(cognito), ...at });
+      return writeDemo(file, { ...existing, ...people, ...urls, cognito: signInAt(cognito), ...at });
     }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
@@ -213,7 +215,7 @@ export async function ensureDemo(
   await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
   const people = await ensureDemoPeople(ctx, cognito, organization.organizationId, existing ?? {});
   return writeDemo(file, {
-    baseUrl,
+    ...urls,
     apiKey,
     chatbotId: chatbot.chatbotId,
     organizationId: organization.organizationId,

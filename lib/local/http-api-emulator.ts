@@ -46,6 +46,11 @@ export interface EmulatedFunction {
   handler: LambdaFunction;
   timeoutSeconds: number;
   memoryMb: number;
+  /**
+   * Loads the function on its first invocation (a cold start), if it was not loaded up front;
+   * like Lambda's init phase, it does not count against the invocation's timeout.
+   */
+  init?: () => Promise<void>;
 }
 
 export interface EmulatedRoute {
@@ -255,7 +260,7 @@ function stringValues(context: unknown): unknown {
 
 // ---------- the event ----------
 
-interface Payload {
+export interface Payload {
   version: "2.0";
   routeKey: string;
   rawPath: string;
@@ -281,7 +286,7 @@ interface Payload {
   isBase64Encoded: boolean;
 }
 
-function buildEvent(input: {
+export function buildEvent(input: {
   req: IncomingMessage;
   url: URL;
   method: string;
@@ -366,6 +371,11 @@ async function invoke(
   gatewayTimeoutMs: number,
   onGatewayTimeout: () => GatewayError,
 ): Promise<unknown> {
+  try {
+    await fn.init?.();
+  } catch (error) {
+    throw new FunctionError(`function ${fn.name} failed to initialise`, { cause: error });
+  }
   const started = Date.now();
   const lambdaTimeoutMs = fn.timeoutSeconds * 1000;
   const context: LambdaContext = {
@@ -443,12 +453,12 @@ function interpret(result: unknown): GatewayResponse {
 
 // ---------- plumbing ----------
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw gateway.tooLarge();
+    if (size > maxBytes) throw gateway.tooLarge();
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);

@@ -17,6 +17,13 @@ export class FunctionInvokeError extends Error {
 }
 
 export async function invokeFunction(fn: EmulatedFunction, event: unknown): Promise<unknown> {
+  // A function not loaded up front (cold starts) initialises on its first invocation, before its
+  // timeout starts, as Lambda's init phase does.
+  try {
+    await fn.init?.();
+  } catch (error) {
+    throw new FunctionInvokeError(fn.name, false, error);
+  }
   const started = Date.now();
   const timeoutMs = fn.timeoutSeconds * 1000;
   const context: LambdaContext = {

@@ -1,8 +1,8 @@
 /**
  * The local runtime: DynamoDB Local with the stack's table, cognito-local with the stack's user pool
  * and console client, every function bundled exactly as for Lambda, and the HTTP API emulator
- * wired from the same route table as the stack (both authorizers). The webhook
- * pipeline runs on local counterparts built from lib/event-sources.ts, as the stack is: the table's
+ * wired from the same route table as the stack (both authorizers), and the stream function behind
+ * an emulator of a Lambda function URL in response-streaming mode. The webhook pipeline runs on local counterparts built from lib/event-sources.ts, as the stack is: the table's
  * stream read by an emulator of Lambda's DynamoDB Streams event source mapping, a local SQS
  * (fauxqs) with the stack's queues, and an emulator of Lambda's SQS event source mapping.
  *
@@ -35,6 +35,7 @@ import {
   manageAuthorizer,
   routeMiss,
   routes,
+  streamRoute,
 } from "../routes.ts";
 import { type RunningCognito, startCognitoLocal } from "./cognito-local.ts";
 import {
@@ -44,7 +45,8 @@ import {
   type RunningDynamoDb,
   superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
-import { bundleFunctions, loadFunctions } from "./functions.ts";
+import { type RunningFunctionUrl, startFunctionUrlEmulator } from "./function-url-emulator.ts";
+import { bundleFunctions, type InitDurations, loadFunctions } from "./functions.ts";
 import {
   type AuthorizerContextShape,
   type RunningEmulator,
@@ -76,6 +78,10 @@ export interface LocalRuntimeOptions {
   mailboxFile?: string;
   /** Where the function bundles are written (default .local/build); runtimes running side by side need their own. */
   buildDirectory?: string;
+  /** Port of the stream function's URL (default: any free port). */
+  streamPort?: number;
+  /** Load each function on its first invocation, as Lambda does, instead of up front (the benchmark's cold starts). */
+  coldStarts?: boolean;
   /** Lines about DynamoDB Local's supervision (it died, is restarting, is back); default: stderr. */
   log?: (line: string) => void;
   /** DynamoDB Local is running again as process `pid`, with its data. */
@@ -89,6 +95,10 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
+  /** Base URL of the stream function's URL (POST {streamUrl}/api/message/stream). */
+  streamUrl: string;
+  /** How long each function's init took, once it happened (by function id). */
+  initDurations: InitDurations;
   tableName: string;
   dynamoDbEndpoint: string;
   /** DynamoDB Local's (Java) process id; a restart changes it. */
@@ -137,6 +147,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   let dynamo: RunningDynamoDb | undefined;
   let cognito: RunningCognito | undefined;
   let emulator: RunningEmulator | undefined;
+  let streamUrl: RunningFunctionUrl | undefined;
   let shop: PlatformFakes | undefined;
   let sqs: RunningSqs | undefined;
   const sources: (RunningStreamEventSource | RunningSqsEventSource)[] = [];
@@ -223,7 +234,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       everyFunction,
       options.buildDirectory ?? resolve(localDirectory, "build"),
     );
-    const functions = await loadFunctions(everyFunction, bundles, "local");
+    const initDurations: InitDurations = new Map();
+    const functions = await loadFunctions(everyFunction, bundles, "local", {
+      initDurations,
+      ...(options.coldStarts ? { coldStarts: true } : {}),
+    });
     const fn = (id: string) => {
       const found = functions.get(id);
       if (!found) throw new Error(`function ${id} missing`);
@@ -302,9 +317,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         }),
       );
     }
-    const running = { dynamo, cognito, emulator, shop, sqs, dynamoDb };
+    // The stream function behind its own URL, as a function URL serves it on AWS.
+    streamUrl = await startFunctionUrlEmulator({
+      fn: fn(streamRoute.id),
+      ...(options.host ? { host: options.host } : {}),
+      port: options.streamPort ?? 0,
+    });
+    const running = { dynamo, cognito, emulator, streamUrl, shop, sqs, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
+      streamUrl: streamUrl.baseUrl,
+      initDurations,
       tableName,
       dynamoDbEndpoint: dynamo.endpoint,
       get dynamoDbPid() {
@@ -329,6 +352,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         await Promise.all(sources.map((source) => source.stop()));
         streams.destroy();
         await running.emulator.close();
+        await running.streamUrl.close();
         await running.sqs.stop();
         running.dynamoDb.destroy();
         await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
@@ -338,6 +362,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   } catch (error) {
     await Promise.all(sources.map((source) => source.stop()));
     await emulator?.close();
+    await streamUrl?.close();
     await sqs?.stop();
     await dynamo?.stop();
     await cognito?.stop();

@@ -13,11 +13,17 @@
  *  5. runs e2e/agent-workflow.json: n8n's AI Agent, its OpenAI Chat Model pointed at a scripted
  *     Chat Completions server started here, and this node as the agent's tool. The model calls
  *     the tool, the tool sends the question to the API, the chatbot's answer goes back to the model;
- *  6. starts `n8n start` and runs the credential test of the real n8n UI for both credentials.
+ *  6. starts `n8n start` (WEBHOOK_URL on its own port, the one port of 127.0.0.1 the local API may
+ *     deliver webhooks to) and runs the credential test of the real n8n UI for both credentials;
+ *  7. in that n8n, the Chatbot Conversation Trigger: a workflow with the trigger (a key of scope manage,
+ *     made by the demo's console admin) is activated, which registers a webhook endpoint with the
+ *     API; forged requests to its URL get 401 and start nothing; a message sent through the API
+ *     starts the workflow with its events; deactivating removes the endpoint; a key of scope chat
+ *     cannot activate it.
  * Any failed check exits with code 1.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import {
 	existsSync,
 	mkdirSync,
@@ -54,6 +60,17 @@ interface Api {
 	baseUrl: string;
 	apiKey: string;
 	chatbotId: string;
+	/** The demo's console admin, who can create a key of scope `manage` (local runtime only). */
+	console?: { email: string; password: string; cognitoEndpoint: string; clientId: string };
+}
+
+interface DemoFile {
+	baseUrl?: string;
+	apiKey?: string;
+	chatbotId?: string;
+	consoleEmail?: string;
+	consolePassword?: string;
+	cognito?: { endpoint?: string; clientId?: string };
 }
 
 interface RunResult {
@@ -186,7 +203,14 @@ async function ensureHarness(): Promise<string> {
 
 /* 2. the API --------------------------------------------------------------------------------- */
 
-async function startApi(workDir: string): Promise<{ api: Api; stop: () => Promise<void> }> {
+/**
+ * `allowPort` is n8n's port: the runtime may deliver webhooks to 127.0.0.1 on that port only
+ * (OUTBOUND_ALLOW_PRIVATE; the API calls nothing else on this machine).
+ */
+async function startApi(
+	workDir: string,
+	allowPort: number,
+): Promise<{ api: Api; stop: () => Promise<void> }> {
 	const { CHATBOT_API_BASE_URL, CHATBOT_API_KEY, CHATBOT_ID } = process.env;
 	if (CHATBOT_API_BASE_URL && CHATBOT_API_KEY && CHATBOT_ID) {
 		log(`using the API at ${CHATBOT_API_BASE_URL} (CHATBOT_API_BASE_URL)`);
@@ -201,7 +225,7 @@ async function startApi(workDir: string): Promise<{ api: Api; stop: () => Promis
 		['start', '--', '--ephemeral', '--port', '0', '--demo-file', demoFile],
 		{
 			cwd: repoRoot,
-			env: childEnv(),
+			env: childEnv({ OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${allowPort}` }),
 			stdio: ['ignore', 'pipe', 'pipe'],
 			detached: true, // own process group, so stopping it stops DynamoDB Local too
 		},
@@ -228,13 +252,28 @@ async function startApi(workDir: string): Promise<{ api: Api; stop: () => Promis
 		if (exited) throw new Error(`the local runtime exited before it was ready:\n${output}`);
 		if (existsSync(demoFile)) {
 			try {
-				const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Partial<Api>;
+				const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as DemoFile;
 				if (demo.baseUrl && demo.apiKey && demo.chatbotId) {
 					log(`local runtime ready at ${demo.baseUrl}`);
-					return {
-						api: { baseUrl: demo.baseUrl, apiKey: demo.apiKey, chatbotId: demo.chatbotId },
-						stop,
+					const api: Api = {
+						baseUrl: demo.baseUrl,
+						apiKey: demo.apiKey,
+						chatbotId: demo.chatbotId,
 					};
+					if (
+						demo.consoleEmail &&
+						demo.consolePassword &&
+						demo.cognito?.endpoint &&
+						demo.cognito.clientId
+					) {
+						api.console = {
+							email: demo.consoleEmail,
+							password: demo.consolePassword,
+							cognitoEndpoint: demo.cognito.endpoint,
+							clientId: demo.cognito.clientId,
+						};
+					}
+					return { api, stop };
 				}
 			} catch {
 				// still being written
@@ -299,8 +338,11 @@ async function installPackedPackage(userFolder: string, workDir: string): Promis
 	const published = /^package\/(dist\/.+|package\.json|README\.md|LICENSE\.md)$/;
 	check(
 		files.includes('package/dist/nodes/ChatbotConversation/ChatbotConversation.node.js') &&
+			files.includes(
+				'package/dist/nodes/ChatbotConversationTrigger/ChatbotConversationTrigger.node.js',
+			) &&
 			files.every((file) => published.test(file)),
-		'the tarball holds the built node, README, licence and package.json, and nothing else',
+		'the tarball holds the built nodes, README, licence and package.json, and nothing else',
 		files.filter((file) => !published.test(file)),
 	);
 
@@ -698,14 +740,32 @@ async function agentUsesTheNode(n8nBin: string, userFolder: string, api: Api): P
 	}
 }
 
-/* 6. the credential test of the n8n UI ------------------------------------------------------ */
+/* 6. n8n start: the credential test of the n8n UI ----------------------------------------- */
 
-async function credentialTest(n8nBin: string, userFolder: string, api: Api): Promise<void> {
-	const port = await freePort();
+interface N8nServer {
+	/** Where n8n serves its UI and REST API, and (WEBHOOK_URL) its webhooks. */
+	base: string;
+	/** The owner's session cookie for /rest/*. */
+	cookie: string;
+	userFolder: string;
+}
+
+/**
+ * Runs `n8n start` on `port` (webhooks announced at http://127.0.0.1:<port>/, which the local API
+ * may call), sets up the owner, hands the server to `use`, and stops it.
+ */
+async function withN8nServer(
+	n8nBin: string,
+	userFolder: string,
+	port: number,
+	use: (server: N8nServer) => Promise<void>,
+): Promise<void> {
 	const brokerPort = await freePort();
+	const base = `http://127.0.0.1:${port}`;
 	const env = n8nEnv(userFolder, {
 		N8N_PORT: String(port),
 		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		WEBHOOK_URL: `${base}/`,
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
 		N8N_SECURE_COOKIE: 'false',
 		N8N_LOG_LEVEL: 'warn',
@@ -725,7 +785,6 @@ async function credentialTest(n8nBin: string, userFolder: string, api: Api): Pro
 		children.delete(server);
 	});
 
-	const base = `http://127.0.0.1:${port}`;
 	try {
 		const deadline = Date.now() + 120_000;
 		let ready = false;
@@ -759,46 +818,415 @@ async function credentialTest(n8nBin: string, userFolder: string, api: Api): Pro
 		if (!setup.ok || !cookie)
 			throw new Error(`owner setup failed: ${setup.status} ${await setup.text()}`);
 
-		const testCredential = async (apiKey: string): Promise<JsonObject> => {
-			const response = await fetch(`${base}/rest/credentials/test`, {
-				method: 'POST',
-				headers: { 'content-type': 'application/json', cookie },
-				body: JSON.stringify({
-					credentials: {
-						name: 'Chatbot credential test',
-						type: 'chatbotConversationApi',
-						data: { baseUrl: api.baseUrl, apiKey },
-					},
-				}),
-			});
-			const body = (await response.json()) as Json;
-			return isObject(body) && isObject(body.data) ? body.data : { unexpected: body };
-		};
-
-		const good = await testCredential(api.apiKey);
-		check(good.status === 'OK', 'the credential test passes for the demo key (GET /api/me)', good);
-		const bad = await testCredential('cbk_this_key_does_not_exist');
-		check(bad.status === 'Error', 'the credential test fails for a wrong key', bad);
-
-		// n8n derives an AI-Agent tool from every node with usableAsTool
-		const typesFile = join(userFolder, '.cache', 'n8n', 'public', 'types', 'nodes.json');
-		const types = existsSync(typesFile)
-			? (JSON.parse(readFileSync(typesFile, 'utf8')) as Json)
-			: [];
-		const tool = (Array.isArray(types) ? types : [])
-			.filter(isObject)
-			.find((type) => type.name === `${NODE_TYPE}Tool`);
-		check(
-			Array.isArray(tool?.outputs) && tool.outputs.includes('ai_tool'),
-			'n8n offers the node as a tool for the AI Agent (Chatbot Conversation Tool, ai_tool output)',
-			tool?.outputs ?? `no ${NODE_TYPE}Tool in ${typesFile}`,
-		);
+		await use({ base, cookie, userFolder });
+	} catch (error) {
+		if (keepFiles) log(`n8n start output:\n${output.slice(-6000)}`);
+		throw error;
 	} finally {
 		if (!exited) {
 			server.kill('SIGTERM');
 			for (let i = 0; i < 100 && !exited; i++) await sleep(100);
 			if (!exited) server.kill('SIGKILL');
 		}
+	}
+}
+
+/** One call to n8n's own REST API, as the UI makes it; answers the status and the `data` it holds. */
+async function n8nRest(
+	server: N8nServer,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<{ status: number; data: Json; body: Json }> {
+	const response = await fetch(`${server.base}${path}`, {
+		method,
+		headers: { 'content-type': 'application/json', cookie: server.cookie },
+		...(body === undefined ? {} : { body: JSON.stringify(body) }),
+	});
+	const text = await response.text();
+	let parsed: Json = text;
+	try {
+		parsed = JSON.parse(text) as Json;
+	} catch {
+		// not JSON: keep the text
+	}
+	const data = isObject(parsed) && 'data' in parsed ? (parsed.data ?? null) : null;
+	return { status: response.status, data, body: parsed };
+}
+
+/** The credential test of the n8n UI (the credential's `test` request) for one key. */
+async function testCredential(server: N8nServer, api: Api, apiKey: string): Promise<JsonObject> {
+	const { data, body } = await n8nRest(server, 'POST', '/rest/credentials/test', {
+		credentials: {
+			name: 'Chatbot credential test',
+			type: 'chatbotConversationApi',
+			data: { baseUrl: api.baseUrl, apiKey },
+		},
+	});
+	return isObject(data) ? data : { unexpected: body };
+}
+
+async function credentialTest(server: N8nServer, api: Api): Promise<void> {
+	const good = await testCredential(server, api, api.apiKey);
+	check(good.status === 'OK', 'the credential test passes for the demo key (GET /api/me)', good);
+	const bad = await testCredential(server, api, 'cbk_this_key_does_not_exist');
+	check(bad.status === 'Error', 'the credential test fails for a wrong key', bad);
+
+	// n8n derives an AI-Agent tool from every node with usableAsTool
+	const typesFile = join(server.userFolder, '.cache', 'n8n', 'public', 'types', 'nodes.json');
+	const types = existsSync(typesFile) ? (JSON.parse(readFileSync(typesFile, 'utf8')) as Json) : [];
+	const tool = (Array.isArray(types) ? types : [])
+		.filter(isObject)
+		.find((type) => type.name === `${NODE_TYPE}Tool`);
+	check(
+		Array.isArray(tool?.outputs) && tool.outputs.includes('ai_tool'),
+		'n8n offers the node as a tool for the AI Agent (Chatbot Conversation Tool, ai_tool output)',
+		tool?.outputs ?? `no ${NODE_TYPE}Tool in ${typesFile}`,
+	);
+}
+
+/* 7. the trigger in a running n8n ------------------------------------------------------------ */
+
+const TRIGGER_EVENTS = ['message.created', 'conversation.created'];
+const TRIGGER_MESSAGE = 'Hello from the n8n trigger end-to-end run';
+const FORGED_MESSAGE = 'This delivery is forged';
+
+interface Sink {
+	url: string;
+	/** The JSON bodies POSTed to the sink, in arrival order: one per workflow run. */
+	received: JsonObject[];
+	close(): Promise<void>;
+}
+
+/** Where the trigger workflow's last node reports each event it was started with. */
+async function startSink(): Promise<Sink> {
+	const received: JsonObject[] = [];
+	const server = createHttpServer((request, response) => {
+		void readJson(request).then(
+			(body) => {
+				if (isObject(body)) received.push(body);
+				response.writeHead(204).end();
+			},
+			() => response.writeHead(400).end(),
+		);
+	});
+	await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+	const address = server.address();
+	const port = typeof address === 'object' && address ? address.port : 0;
+	return {
+		url: `http://127.0.0.1:${port}/events`,
+		received,
+		close: () => new Promise((done) => server.close(() => done())),
+	};
+}
+
+/**
+ * A key of scope `manage` for the demo organization, made as a person would make it: the demo's
+ * console admin signs in (Cognito's USER_PASSWORD_AUTH) and creates it with POST /manage/api-keys.
+ */
+async function createManageKey(api: Api): Promise<string> {
+	const person = api.console;
+	if (!person) throw new Error('the demo file names no console admin');
+	const signIn = await fetch(person.cognitoEndpoint, {
+		method: 'POST',
+		headers: {
+			'content-type': 'application/x-amz-json-1.1',
+			'x-amz-target': 'AWSCognitoIdentityProviderService.InitiateAuth',
+		},
+		body: JSON.stringify({
+			AuthFlow: 'USER_PASSWORD_AUTH',
+			ClientId: person.clientId,
+			AuthParameters: { USERNAME: person.email, PASSWORD: person.password },
+		}),
+	});
+	const tokens = (await signIn.json()) as Json;
+	const result = isObject(tokens) ? tokens.AuthenticationResult : undefined;
+	const accessToken = isObject(result) ? result.AccessToken : undefined;
+	if (typeof accessToken !== 'string') {
+		throw new Error(`the console admin could not sign in: ${JSON.stringify(tokens)}`);
+	}
+	const created = await fetch(`${api.baseUrl}/manage/api-keys`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ name: 'n8n trigger (e2e)', scope: 'manage' }),
+	});
+	const key = (await created.json()) as Json;
+	if (created.status !== 201 || !isObject(key) || typeof key.key !== 'string') {
+		throw new Error(`creating a manage key failed: ${created.status} ${JSON.stringify(key)}`);
+	}
+	return key.key;
+}
+
+async function listEndpoints(api: Api, manageKey: string): Promise<JsonObject[]> {
+	const response = await fetch(`${api.baseUrl}/manage/webhook-endpoints`, {
+		headers: { authorization: `Bearer ${manageKey}` },
+	});
+	const body = (await response.json()) as Json;
+	if (response.status !== 200 || !isObject(body) || !Array.isArray(body.webhook_endpoints)) {
+		throw new Error(`listing webhook endpoints failed: ${response.status} ${JSON.stringify(body)}`);
+	}
+	return body.webhook_endpoints.filter(isObject);
+}
+
+async function apiPost(api: Api, path: string, body: JsonObject): Promise<JsonObject> {
+	const response = await fetch(`${api.baseUrl}${path}`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${api.apiKey}`, 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	const answer = (await response.json()) as Json;
+	if (!response.ok || !isObject(answer)) {
+		throw new Error(`POST ${path} failed: ${response.status} ${JSON.stringify(answer)}`);
+	}
+	return answer;
+}
+
+/** Creates the trigger workflow in n8n (as the editor saves it) with the given credential. */
+async function createTriggerWorkflow(
+	server: N8nServer,
+	options: { name: string; webhookId: string; credential: JsonObject; sinkUrl: string },
+): Promise<{ id: string; versionId: string }> {
+	const workflow = JSON.parse(
+		readFileSync(join(e2eDir, 'trigger-workflow.json'), 'utf8')
+			.replaceAll('__WEBHOOK_ID__', options.webhookId)
+			.replaceAll('__CREDENTIAL_ID__', String(options.credential.id))
+			.replaceAll('__CREDENTIAL_NAME__', String(options.credential.name))
+			.replaceAll('__SINK_URL__', options.sinkUrl),
+	) as JsonObject;
+	const created = await n8nRest(server, 'POST', '/rest/workflows', {
+		...workflow,
+		name: options.name,
+	});
+	const { data } = created;
+	if (!isObject(data) || typeof data.id !== 'string' || typeof data.versionId !== 'string') {
+		throw new Error(
+			`creating the workflow failed: ${created.status} ${JSON.stringify(created.body)}`,
+		);
+	}
+	return { id: data.id, versionId: data.versionId };
+}
+
+async function createCredential(
+	server: N8nServer,
+	name: string,
+	data: { baseUrl: string; apiKey: string },
+): Promise<JsonObject> {
+	const created = await n8nRest(server, 'POST', '/rest/credentials', {
+		name,
+		type: 'chatbotConversationApi',
+		data,
+	});
+	if (!isObject(created.data) || typeof created.data.id !== 'string') {
+		throw new Error(
+			`creating a credential failed: ${created.status} ${JSON.stringify(created.body)}`,
+		);
+	}
+	return created.data;
+}
+
+/** The executions n8n recorded for a workflow: `{id, status}` each. */
+async function executionsOf(server: N8nServer, workflowId: string): Promise<JsonObject[]> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+	const listed = await n8nRest(server, 'GET', `/rest/executions?filter=${filter}&limit=100`);
+	const results = isObject(listed.data) ? listed.data.results : undefined;
+	if (!Array.isArray(results)) {
+		throw new Error(`listing executions failed: ${listed.status} ${JSON.stringify(listed.body)}`);
+	}
+	return results.filter(isObject);
+}
+
+async function waitFor<T>(
+	what: string,
+	timeoutMs: number,
+	probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T | undefined> {
+	const deadline = Date.now() + timeoutMs;
+	while (Date.now() < deadline) {
+		const value = await probe();
+		if (value !== undefined) return value;
+		await sleep(250);
+	}
+	log(`gave up waiting for ${what} after ${timeoutMs / 1000} s`);
+	return undefined;
+}
+
+/** A request signed like a delivery (Standard Webhooks) with a secret the endpoint does not have. */
+function forgedDelivery(body: string): Record<string, string> {
+	const id = `evt_forged${Date.now()}`;
+	const timestamp = String(Math.floor(Date.now() / 1000));
+	const secret = randomBytes(32);
+	const signature = createHmac('sha256', secret)
+		.update(`${id}.${timestamp}.${body}`)
+		.digest('base64');
+	return {
+		'content-type': 'application/json',
+		'webhook-id': id,
+		'webhook-timestamp': timestamp,
+		'webhook-signature': `v1,${signature}`,
+	};
+}
+
+async function triggerStartsWorkflows(server: N8nServer, api: Api): Promise<void> {
+	if (!api.console) {
+		log(
+			'skipping the trigger: it needs the local runtime (a manage key, and an API that can reach n8n)',
+		);
+		return;
+	}
+	const manageKey = await createManageKey(api);
+	const tested = await testCredential(server, api, manageKey);
+	check(tested.status === 'OK', 'the credential test passes for a key of scope manage too', tested);
+	const sink = await startSink();
+	try {
+		const credential = await createCredential(server, 'Chatbot (manage key)', {
+			baseUrl: api.baseUrl,
+			apiKey: manageKey,
+		});
+		const webhookId = randomUUID();
+		const workflow = await createTriggerWorkflow(server, {
+			name: 'Chatbot trigger e2e',
+			webhookId,
+			credential,
+			sinkUrl: sink.url,
+		});
+		const webhookUrl = `${server.base}/webhook/${webhookId}/webhook`;
+
+		const activated = await n8nRest(server, 'POST', `/rest/workflows/${workflow.id}/activate`, {
+			versionId: workflow.versionId,
+		});
+		check(activated.status === 200, 'the trigger workflow activates', activated.body);
+		const registered = (await listEndpoints(api, manageKey)).filter(
+			(endpoint) => endpoint.url === webhookUrl,
+		);
+		check(
+			registered.length === 1 &&
+				JSON.stringify(registered[0]?.events) === JSON.stringify(TRIGGER_EVENTS) &&
+				registered[0]?.enabled === true,
+			"activating registered one webhook endpoint with n8n's URL and the chosen events",
+			{ webhookUrl, endpoints: await listEndpoints(api, manageKey) },
+		);
+
+		// Forged requests first: had one started the workflow, the sink would hold it before the real events.
+		const forgedBody = JSON.stringify({
+			type: 'message.created',
+			timestamp: new Date().toISOString(),
+			data: { conversation_id: randomUUID(), message: { role: 'user', content: FORGED_MESSAGE } },
+		});
+		const unsigned = await fetch(webhookUrl, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: forgedBody,
+		});
+		check(
+			unsigned.status === 401,
+			'an unsigned request to the webhook URL gets 401',
+			unsigned.status,
+		);
+		const forged = await fetch(webhookUrl, {
+			method: 'POST',
+			headers: forgedDelivery(forgedBody),
+			body: forgedBody,
+		});
+		check(
+			forged.status === 401,
+			'a delivery signed with another secret gets 401',
+			`${forged.status} ${await forged.text()}`,
+		);
+
+		const conversation = await apiPost(api, '/api/conversation', { chatbot_id: api.chatbotId });
+		const conversationId = String(conversation.conversation_id);
+		await apiPost(api, '/api/message', {
+			conversation_id: conversationId,
+			message: TRIGGER_MESSAGE,
+		});
+		log('sent a message through the API; waiting for the workflow runs');
+
+		const ofConversation = (event: JsonObject, type: string): boolean =>
+			event.type === type && isObject(event.data) && event.data.conversation_id === conversationId;
+		const userMessage = (event: JsonObject): boolean =>
+			ofConversation(event, 'message.created') &&
+			isObject(event.data) &&
+			isObject(event.data.message) &&
+			event.data.message.role === 'user' &&
+			event.data.message.content === TRIGGER_MESSAGE;
+		await waitFor('the events in the workflow', 90_000, () =>
+			sink.received.some((event) => ofConversation(event, 'conversation.created')) &&
+			sink.received.some(userMessage)
+				? true
+				: undefined,
+		);
+		const created = sink.received.find((event) => ofConversation(event, 'conversation.created'));
+		check(
+			created !== undefined &&
+				typeof created.event_id === 'string' &&
+				created.event_id.startsWith('evt_') &&
+				isObject(created.data) &&
+				created.data.chatbot_id === api.chatbotId,
+			'a workflow run started with conversation.created for the conversation (event_id, chatbot_id)',
+			sink.received,
+		);
+		check(
+			sink.received.some(userMessage),
+			"a workflow run started with message.created carrying the visitor's message",
+			sink.received,
+		);
+
+		// Every run reached the sink, and none of them was the forged request.
+		const settled = await waitFor('the runs to finish', 30_000, async () => {
+			const executions = await executionsOf(server, workflow.id);
+			const finished = executions.every(
+				(execution) => !['new', 'running', 'waiting'].includes(String(execution.status)),
+			);
+			return finished && executions.length === sink.received.length ? executions : undefined;
+		});
+		check(
+			settled !== undefined &&
+				settled.every((execution) => execution.status === 'success') &&
+				!JSON.stringify(sink.received).includes(FORGED_MESSAGE),
+			'the forged requests started no run: every run of the workflow is a signed delivery',
+			{ executions: await executionsOf(server, workflow.id), received: sink.received.length },
+		);
+
+		const deactivated = await n8nRest(
+			server,
+			'POST',
+			`/rest/workflows/${workflow.id}/deactivate`,
+			{},
+		);
+		check(deactivated.status === 200, 'the trigger workflow deactivates', deactivated.body);
+		const left = (await listEndpoints(api, manageKey)).filter(
+			(endpoint) => endpoint.url === webhookUrl,
+		);
+		check(left.length === 0, 'deactivating removed the webhook endpoint', left);
+
+		// A key of scope chat cannot register endpoints: activation fails and says why.
+		const chatCredential = await createCredential(server, 'Chatbot (chat key)', {
+			baseUrl: api.baseUrl,
+			apiKey: api.apiKey,
+		});
+		const chatWebhookId = randomUUID();
+		const chatWorkflow = await createTriggerWorkflow(server, {
+			name: 'Chatbot trigger e2e (chat key)',
+			webhookId: chatWebhookId,
+			credential: chatCredential,
+			sinkUrl: sink.url,
+		});
+		const refused = await n8nRest(server, 'POST', `/rest/workflows/${chatWorkflow.id}/activate`, {
+			versionId: chatWorkflow.versionId,
+		});
+		check(
+			refused.status >= 400 && JSON.stringify(refused.body).includes('scope \\"manage\\"'),
+			'with a key of scope chat, activation fails and names the scope it needs',
+			refused,
+		);
+		if (keepFiles) {
+			writeFileSync(
+				join(server.userFolder, 'trigger-run.json'),
+				JSON.stringify({ received: sink.received, refused: refused.body }, null, 2),
+			);
+		}
+	} finally {
+		await sink.close();
 	}
 }
 
@@ -809,12 +1237,17 @@ async function main(): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'n8n-chatbot-e2e-'));
 	const userFolder = join(workDir, 'n8n');
 	mkdirSync(userFolder, { recursive: true });
-	const { api, stop } = await startApi(workDir);
+	// Chosen first: the local API may deliver webhooks to this port of 127.0.0.1 and no other.
+	const n8nPort = await freePort();
+	const { api, stop } = await startApi(workDir, n8nPort);
 	try {
 		await installPackedPackage(userFolder, workDir);
 		await executeWorkflow(n8nBin, userFolder, api);
 		await agentUsesTheNode(n8nBin, userFolder, api);
-		await credentialTest(n8nBin, userFolder, api);
+		await withN8nServer(n8nBin, userFolder, n8nPort, async (server) => {
+			await credentialTest(server, api);
+			await triggerStartsWorkflows(server, api);
+		});
 	} finally {
 		await stop();
 		if (keepFiles) log(`kept ${workDir} (E2E_KEEP=1)`);

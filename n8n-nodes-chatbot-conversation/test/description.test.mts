@@ -102,14 +102,17 @@ describe('node description', () => {
 });
 
 describe('package.json follows the community-node conventions', () => {
-	it('registers the built node and credential, API version 1, strict', () => {
+	it('registers the built nodes (the node and its trigger) and the credential, API version 1, strict', () => {
 		expect(packageJson.name).toMatch(/^n8n-nodes-/);
 		expect(packageJson.keywords).toContain('n8n-community-node-package');
 		expect(packageJson.n8n).toEqual({
 			n8nNodesApiVersion: 1,
 			strict: true,
 			credentials: ['dist/credentials/ChatbotConversationApi.credentials.js'],
-			nodes: ['dist/nodes/ChatbotConversation/ChatbotConversation.node.js'],
+			nodes: [
+				'dist/nodes/ChatbotConversation/ChatbotConversation.node.js',
+				'dist/nodes/ChatbotConversationTrigger/ChatbotConversationTrigger.node.js',
+			],
 		});
 		expect(packageJson.files).toEqual(['dist']);
 		expect(packageJson.peerDependencies).toEqual({ 'n8n-workflow': '*' });

@@ -1,16 +1,19 @@
 /**
  * A Bedrock Converse fake for integration tests, where the runtime under test (another process)
  * calls it and test files running in parallel each script their own responses. Each test uses its
- * own model id; responses are queued and requests recorded per model id. Converse is served over
- * cleartext HTTP/2 (what the SDK speaks); the control API over HTTP/1.1 on a second port:
+ * own model id; responses are queued and requests recorded per model id. Converse and
+ * ConverseStream (an AWS event stream, test/fakes/stream-steps.ts) are served over cleartext HTTP/2
+ * (what the SDK speaks); the control API over HTTP/1.1 on a second port:
  *   POST /script   {"modelId", "responses": ScriptedResponse[]}   queue responses
  *   GET  /requests?modelId=…                                       what the SDK sent
+ *   POST /release  {"modelId"}                                     let a stream waiting at `hold` go on
  */
 import { createServer as createHttp1Server } from "node:http";
 import { createServer as createHttp2Server, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { awsError } from "#test/fakes/bedrock-server";
-import type { ScriptedResponse } from "#test/fakes/scripted-http";
+import { type ScriptedResponse, send } from "#test/fakes/scripted-http";
+import { releaseGate } from "#test/fakes/stream-steps";
 
 export interface KeyedBedrock {
   /** Converse endpoint (h2c), for AWS_ENDPOINT_URL_BEDROCK_RUNTIME. */
@@ -24,12 +27,18 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
   const queues = new Map<string, ScriptedResponse[]>();
   const requests = new Map<string, unknown[]>();
   const sessions = new Set<Http2Session>();
+  const gates = new Map<string, ReturnType<typeof releaseGate>>();
+  const gateOf = (modelId: string) => {
+    const gate = gates.get(modelId) ?? releaseGate();
+    gates.set(modelId, gate);
+    return gate;
+  };
 
   const converse = createHttp2Server((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const match = /^\/model\/([^/]+)\/converse$/.exec((req.url ?? "").split("?")[0] ?? "");
+      const match = /^\/model\/([^/]+)\/converse(?:-stream)?$/.exec((req.url ?? "").split("?")[0] ?? "");
       const modelId = match?.[1] ? decodeURIComponent(match[1]) : undefined;
       const reply =
         modelId === undefined
@@ -40,17 +49,7 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
         const body = Buffer.concat(chunks).toString("utf8");
         requests.set(modelId, [...(requests.get(modelId) ?? []), JSON.parse(body || "null")]);
       }
-      let closed = false;
-      res.on("close", () => {
-        closed = true;
-      });
-      const write = () => {
-        if (closed) return;
-        res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...reply.headers });
-        res.end(typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body ?? {}));
-      };
-      if (reply.delayMs) setTimeout(write, reply.delayMs);
-      else write();
+      send(res, reply, modelId === undefined ? undefined : gateOf(modelId).released);
     });
   }).on("session", (session) => {
     sessions.add(session);
@@ -69,6 +68,12 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
           responses: ScriptedResponse[];
         };
         queues.set(modelId, [...(queues.get(modelId) ?? []), ...responses]);
+        res.end("{}");
+        return;
+      }
+      if (req.method === "POST" && url.pathname === "/release") {
+        const { modelId } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { modelId: string };
+        gateOf(modelId).release();
         res.end("{}");
         return;
       }
@@ -101,6 +106,10 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
 export const bedrockControl = (controlUrl: string) => ({
   async script(modelId: string, ...responses: ScriptedResponse[]): Promise<void> {
     await fetch(`${controlUrl}/script`, { method: "POST", body: JSON.stringify({ modelId, responses }) });
+  },
+  /** Lets the model's stream waiting at a `hold` step go on. */
+  async release(modelId: string): Promise<void> {
+    await fetch(`${controlUrl}/release`, { method: "POST", body: JSON.stringify({ modelId }) });
   },
   async requests(modelId: string): Promise<unknown[]> {
     return (await (

@@ -1,9 +1,11 @@
 /**
  * A local OpenAI-compatible server: `POST /v1/chat/completions` (and `/chat/completions`, for a
- * base URL without the version segment), with `tool_calls`, usage, and OpenAI-style errors
- * (`{"error": {"message", "type", "code"}}`, a `Retry-After` header on 429 when asked).
+ * base URL without the version segment), with `tool_calls`, usage, OpenAI-style errors
+ * (`{"error": {"message", "type", "code"}}`, a `Retry-After` header on 429 when asked), and
+ * streamed answers (`stream: true`: Server-Sent Events `data: {chunk}` lines, then `data: [DONE]`).
  */
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from "#test/fakes/scripted-http";
+import { type StreamStep, tokens } from "#test/fakes/stream-steps";
 
 export type FakeOpenAi = ScriptedServer;
 
@@ -67,4 +69,100 @@ export function openAiError(
   headers: Record<string, string> = {},
 ): ScriptedResponse {
   return { status, headers, body: { error: { message, type, code: null } } };
+}
+
+export interface CompletionStreamOptions {
+  usage?: FakeUsage;
+  finishReason?: string;
+  /** Milliseconds between tokens (50 tokens/s: 20). */
+  intervalMs?: number;
+  /** Wait for the test to release the stream after this many tokens. */
+  holdAfter?: number;
+  /** After the tokens: end with `[DONE]` (default), stall, drop the connection, end without `[DONE]`, or send an error chunk. */
+  ending?: "end" | "stall" | "reset" | "truncate" | { error: string };
+  /** Split each SSE line in two TCP writes (a client must reassemble lines and UTF-8 characters). */
+  splitWrites?: boolean;
+}
+
+const sse = (data: unknown) => `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
+const chunkOf = (delta: unknown, finishReason: string | null = null) => ({
+  id: "chatcmpl-fake",
+  object: "chat.completion.chunk",
+  created: 1_700_000_000,
+  model: "fake-model",
+  choices: [{ index: 0, delta, finish_reason: finishReason }],
+});
+
+/** A streamed answer: a role chunk, one content chunk per token, the finish chunk, a usage chunk, `[DONE]`. */
+export function completionStream(text: string, options: CompletionStreamOptions = {}): ScriptedResponse {
+  const usage = options.usage ?? { prompt_tokens: 11, completion_tokens: 6 };
+  const lines: StreamStep[] = [{ chunk: sse(chunkOf({ role: "assistant", content: "" })) }];
+  const push = (line: string) => {
+    if (!options.splitWrites) return void lines.push({ chunk: line });
+    // Split inside the line, and inside a multi-byte character when there is one.
+    const bytes = Buffer.from(line);
+    const nonAscii = bytes.findIndex((byte) => byte >= 0x80);
+    const at = nonAscii > 0 ? nonAscii + 1 : Math.floor(bytes.length / 2);
+    // A pause between the halves, so the client reads them apart.
+    lines.push(
+      { base64: bytes.subarray(0, at).toString("base64") },
+      { pause: 10 },
+      { base64: bytes.subarray(at).toString("base64") },
+    );
+  };
+  tokens(text).forEach((token, index) => {
+    if (index > 0 && options.intervalMs) lines.push({ pause: options.intervalMs });
+    if (options.holdAfter !== undefined && index === options.holdAfter) lines.push({ hold: true });
+    push(sse(chunkOf({ content: token })));
+  });
+  const ending = options.ending ?? "end";
+  if (ending === "stall") lines.push({ stall: true });
+  else if (ending === "reset") lines.push({ reset: true });
+  else if (typeof ending === "object")
+    lines.push({ chunk: sse({ error: { message: ending.error, type: "server_error", code: null } }) });
+  else {
+    lines.push({ chunk: sse(chunkOf({}, options.finishReason ?? "stop")) });
+    lines.push({
+      chunk: sse({
+        ...chunkOf({}),
+        choices: [],
+        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      }),
+    });
+    if (ending === "end") lines.push({ chunk: sse("[DONE]") });
+  }
+  return { headers: { "content-type": "text/event-stream" }, stream: lines };
+}
+
+/** A streamed round asking for tools: each call's arguments arrive in two pieces, by index. */
+export function completionStreamToolCalls(
+  calls: { id: string; name: string; arguments: string }[],
+  options: { preamble?: string } = {},
+): ScriptedResponse {
+  const lines: StreamStep[] = [{ chunk: sse(chunkOf({ role: "assistant", content: null })) }];
+  for (const token of tokens(options.preamble ?? "")) lines.push({ chunk: sse(chunkOf({ content: token })) });
+  calls.forEach((call, index) => {
+    const half = Math.floor(call.arguments.length / 2);
+    lines.push(
+      {
+        chunk: sse(
+          chunkOf({
+            tool_calls: [
+              {
+                index,
+                id: call.id,
+                type: "function",
+                function: { name: call.name, arguments: call.arguments.slice(0, half) },
+              },
+            ],
+          }),
+        ),
+      },
+      {
+        chunk: sse(chunkOf({ tool_calls: [{ index, function: { arguments: call.arguments.slice(half) } }] })),
+      },
+    );
+  });
+  lines.push({ chunk: sse(chunkOf({}, "tool_calls")) }, { chunk: sse("[DONE]") });
+  return { headers: { "content-type": "text/event-stream" }, stream: lines };
 }

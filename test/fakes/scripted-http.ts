@@ -17,6 +17,7 @@ import {
   type Http2Session,
 } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
+import { playStream, releaseGate, type StreamStep } from "#test/fakes/stream-steps";
 
 export interface ScriptedResponse {
   status?: number;
@@ -24,6 +25,8 @@ export interface ScriptedResponse {
   /** Sent as JSON unless it is a string (sent as is, for malformed bodies). */
   body?: unknown;
   delayMs?: number;
+  /** A streamed answer instead of `body` (test/fakes/stream-steps.ts). */
+  stream?: StreamStep[];
 }
 
 export interface RecordedRequest {
@@ -41,6 +44,8 @@ export interface ScriptedServer {
   url: string;
   requests: RecordedRequest[];
   enqueue(...responses: ScriptedResponse[]): void;
+  /** Lets a streamed answer waiting at a `hold` step go on (or the next one that gets there). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -52,7 +57,10 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
 /** What send() needs, which both response classes offer (their overloads differ too much for a union call). */
 interface Reply {
   writeHead(status: number, headers: Record<string, string>): unknown;
+  write(chunk: Uint8Array | string): unknown;
   end(body: string): unknown;
+  end(): unknown;
+  destroy(): unknown;
   on(event: "close", listener: () => void): unknown;
 }
 
@@ -63,6 +71,7 @@ export async function startScriptedServer(
 ): Promise<ScriptedServer> {
   const queue: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
+  const gate = releaseGate();
   const handle = (req: AnyRequest, res: AnyResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -76,6 +85,7 @@ export async function startScriptedServer(
       send(
         res,
         queue.shift() ?? { status: 599, body: { message: "fake server: no scripted response left" } },
+        gate.released,
       );
     });
   };
@@ -95,6 +105,7 @@ export async function startScriptedServer(
     url: `http://127.0.0.1:${port}`,
     requests,
     enqueue: (...responses) => queue.push(...responses),
+    release: gate.release,
     close: () =>
       new Promise<void>((resolve) => {
         for (const connection of connections) connection.destroy();
@@ -103,10 +114,28 @@ export async function startScriptedServer(
   };
 }
 
-function send(res: Reply, response: ScriptedResponse): void {
+export function send(
+  res: Reply,
+  response: ScriptedResponse,
+  released: () => Promise<void> = async () => undefined,
+): void {
   let closed = false;
+  const closeListeners: (() => void)[] = [];
+  res.on("close", () => {
+    closed = true;
+    for (const listener of closeListeners.splice(0)) listener();
+  });
   const write = () => {
     if (closed) return;
+    if (response.stream) {
+      res.writeHead(response.status ?? 200, { "content-type": "application/json", ...response.headers });
+      void playStream(response.stream, res, {
+        closed: () => closed,
+        released,
+        onClose: (listener) => closeListeners.push(listener),
+      });
+      return;
+    }
     const body = typeof response.body === "string" ? response.body : JSON.stringify(response.body ?? {});
     res.writeHead(response.status ?? 200, { "content-type": "application/json", ...response.headers });
     res.end(body);
@@ -116,10 +145,7 @@ function send(res: Reply, response: ScriptedResponse): void {
     return;
   }
   const timer = setTimeout(write, response.delayMs);
-  res.on("close", () => {
-    closed = true;
-    clearTimeout(timer);
-  });
+  closeListeners.push(() => clearTimeout(timer));
 }
 
 function parseJson(text: string): unknown {

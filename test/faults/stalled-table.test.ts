@@ -199,6 +199,77 @@ describe("a stalled table", () => {
   });
 });
 
+/** The events of a streamed answer's text, in order: [name, data]. */
+function streamEvents(text: string): [string, unknown][] {
+  return text
+    .split("\n\n")
+    .filter((block) => block.includes("data:"))
+    .map((block) => {
+      const name = /^event: (.+)$/m.exec(block)?.[1] ?? "message";
+      return [name, JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? "null")];
+    });
+}
+
+describe("the streaming endpoint and a stalled table", () => {
+  const streamTurn = (
+    tenant: FaultTenant,
+    conversationId: string,
+    text: string,
+    headers?: Record<string, string>,
+  ) =>
+    runtime.call<unknown>("POST", "/api/message/stream", {
+      key: tenant.apiKey,
+      body: { conversation_id: conversationId, message: text },
+      stream: true,
+      ...(headers ? { headers } : {}),
+    });
+
+  it("answers a JSON 503 before the stream starts: stalled for its own key check, or at its first call", async () => {
+    const tenant = await runtime.seedTenant();
+    const conversationId = await newConversation(tenant);
+    for (const point of [calls.authenticates, calls.claimsTurn]) {
+      const stalled = runtime.stallTableAt(point);
+      try {
+        const answer = await streamTurn(tenant, conversationId, "anyone there?");
+        await stalled;
+        expectUnavailable(answer);
+        expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+      } finally {
+        runtime.resumeTable();
+      }
+    }
+  });
+
+  it("says so in the stream when the reply cannot be stored, and the retry with the key gives one turn", async () => {
+    const tenant = await runtime.seedTenant();
+    const conversationId = await newConversation(tenant);
+    const text = "hello while storing stalls";
+    const key = { "idempotency-key": randomUUID() };
+
+    const { first, final } = await stallThenRetry(
+      calls.storesReply,
+      () => streamTurn(tenant, conversationId, text, key),
+      async () => (await stored(tenant, conversationId, "assistant")).length > 0,
+    );
+
+    expect(first.status).toBe(200);
+    const events = streamEvents(first.text);
+    expect(events.map(([name]) => name)).toEqual(["message.start", "message.delta", "error"]);
+    expect(events[2]?.[1]).toEqual(UNAVAILABLE);
+    // The reply landed once the table resumed: the retry replays it, as a stream.
+    expect(final.status).toBe(200);
+    expect(final.headers.get("idempotent-replayed")).toBe("true");
+    const replayed = streamEvents(final.text);
+    expect(replayed.map(([name]) => name)).toEqual(["message.start", "message.delta", "message.end"]);
+    const { messages } = await history(tenant, conversationId);
+    expect(messages.map((message) => [message.role, message.content])).toEqual([
+      ["user", text],
+      ["assistant", (replayed[2]?.[1] as { content?: string } | undefined)?.content],
+    ]);
+    expect(messages[1]?.message_id).toBe((events[0]?.[1] as { message_id?: string } | undefined)?.message_id);
+  });
+});
+
 describe("one Idempotency-Key, one turn, wherever the table stalls", () => {
   /** Where the stall hits; what has landed late before the retry; what the retry then does. */
   const points: {

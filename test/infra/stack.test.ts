@@ -16,7 +16,7 @@ import {
   streamSources,
   webhookDelivery,
 } from "#lib/event-sources";
-import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes } from "#lib/routes";
+import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes, streamRoute } from "#lib/routes";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
@@ -321,6 +321,48 @@ describe("the functions", () => {
   });
 });
 
+describe("the streaming endpoint", () => {
+  it("is the stream function's URL: response streaming, checked by the function itself, named in the outputs", () => {
+    const urls = ofType("AWS::Lambda::Url");
+    expect(urls).toHaveLength(1);
+    expect(urls[0]?.Properties).toMatchObject({ AuthType: "NONE", InvokeMode: "RESPONSE_STREAM" });
+    const target = JSON.stringify(urls[0]?.Properties.TargetFunctionArn);
+    expect(target).toContain(streamRoute.id);
+    template.hasOutput("StreamUrl", {
+      Value: { "Fn::GetAtt": [Match.stringLikeRegexp(`^${streamRoute.id}FunctionUrl`), "FunctionUrl"] },
+    });
+  });
+
+  it("may be invoked through its URL by anyone, and only through it", () => {
+    const permissions = ofType("AWS::Lambda::Permission").filter((permission) =>
+      JSON.stringify(permission.Properties.FunctionName).includes(streamRoute.id),
+    );
+    expect(permissions.map((permission) => permission.Properties)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: "lambda:InvokeFunctionUrl",
+          Principal: "*",
+          FunctionUrlAuthType: "NONE",
+        }),
+        expect.objectContaining({
+          Action: "lambda:InvokeFunction",
+          Principal: "*",
+          InvokedViaFunctionUrl: true,
+        }),
+      ]),
+    );
+    expect(permissions).toHaveLength(2);
+  });
+
+  it("has the message turn's grants, and the authorizer's table actions", () => {
+    const sendMessage = routes.find((route) => route.id === "SendMessage");
+    expect(streamRoute.grants).toEqual(sendMessage?.grants);
+    expect([...streamRoute.table].sort()).toEqual(
+      [...new Set([...(sendMessage?.table ?? []), ...authorizer.table])].sort(),
+    );
+  });
+});
+
 describe("the operators", () => {
   it("get one managed policy: the CLI's table actions, Query on the index, the tool key, nothing else", () => {
     const [policy, ...others] = ofType("AWS::IAM::ManagedPolicy");
@@ -524,6 +566,7 @@ describe("the table", () => {
 
   it("is named in the outputs, with the API URL", () => {
     template.hasOutput("ApiUrl", {});
+    template.hasOutput("StreamUrl", {});
     template.hasOutput("TableName", {});
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Model engines through the whole stack (issue 3): the local runtime's message Lambda calls a
- * Bedrock Converse fake (through the real SDK) or an OpenAI-compatible fake (through openai-fetch).
+ * Bedrock Converse fake (through the real SDK) or an OpenAI-compatible fake (through its fetch client).
  * The runtime's turn budget is 3 s here (TURN_BUDGET_MS), so deadline tests are quick.
  */
 import { randomUUID } from "node:crypto";

@@ -9,6 +9,7 @@ import { createChatbot } from "#functions/domain/chatbots";
 import { converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { openStream } from "#test/support/event-stream-client";
 import { api, domain, environment, isLocal, newConversation, seedTool } from "#test/support/harness";
 import {
   errorCode,
@@ -123,6 +124,47 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
       output_tokens: 20,
     });
     expect(report.body.to).toBe(today());
+  });
+
+  it("counts a streamed turn like any other, and moves its conversation up the listing", async () => {
+    // Prepare
+    const tenant = await seedManagedTenant();
+    await seedTool(tenant, {
+      kind: "woocommerce",
+      name: "order_status",
+      config: { ...wooDemo.config },
+      credentials: { ...wooDemo.secrets },
+    });
+    const older = await newConversation(tenant);
+    const newer = await newConversation(tenant);
+    // Act
+    const streamed = await openStream({
+      key: tenant.apiKey,
+      body: { conversation_id: older, message: "Where is my order 1001? My e-mail is jan.jansen@example.nl" },
+    });
+    expect(streamed.status).toBe(200);
+    expect((await streamed.rest()).map((event) => event.event)).toContain("message.end");
+    // Assess
+    const report = await usage("", tenant);
+    expect(report.body.days).toEqual([
+      expect.objectContaining({
+        chatbot_id: tenant.chatbotId,
+        visitor_messages: 1,
+        replies: 1,
+        fallbacks: 0,
+        lookups: expect.objectContaining({ found: 1 }),
+      }),
+    ]);
+    const listing = await manage<{ conversations: { conversation_id: string; turn_count: number }[] }>(
+      "GET",
+      "/manage/conversations",
+      { as: tenant.viewer.token, organization: tenant.organizationId },
+    );
+    expect(listing.body.conversations.map((conversation) => conversation.conversation_id)).toEqual([
+      older,
+      newer,
+    ]);
+    expect(listing.body.conversations[0]).toMatchObject({ turn_count: 1 });
   });
 
   it("reports one chatbot when asked, and none of another organization's", async () => {

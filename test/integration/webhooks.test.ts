@@ -23,6 +23,7 @@ import {
 import type { AppError } from "#functions/errors";
 import { type WebhookEventType, webhookEventTypes } from "#functions/webhooks/events";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { openStream } from "#test/support/event-stream-client";
 import {
   api,
   domain,
@@ -166,6 +167,57 @@ describe.runIf(isLocal)("webhooks", () => {
     ]) {
       expect(request.body).not.toContain(secret);
     }
+  });
+
+  it("delivers message.created and lookup.completed for a streamed turn, as for any other turn", async () => {
+    // Prepare
+    const tenant = await seedTenant({ chatbot: { fallbackReply: "Sorry." } });
+    await seedTool(tenant, {
+      kind: "woocommerce",
+      name: "order_status",
+      config: { ...wooDemo.config },
+      credentials: { ...wooDemo.secrets },
+    });
+    const hook = named("streamed");
+    await endpointFor(tenant, hook, ["message.created", "lookup.completed"]);
+    const conversationId = await newConversation(tenant);
+    const question = "Where is my order 1001? My e-mail is jan.jansen@example.nl";
+    // Act
+    const streamed = await openStream({
+      key: tenant.apiKey,
+      body: { conversation_id: conversationId, message: question },
+    });
+    expect(streamed.status).toBe(200);
+    const end = (await streamed.rest()).find((event) => event.event === "message.end")?.data as
+      | { message_id: string; content: string }
+      | undefined;
+    if (!end) throw new Error("the stream did not end with the stored reply");
+    // Assess: the visitor's message, the reply as streamed and stored, and the look-up it made.
+    const requests = await eventually(hook.requests, (list) => new Set(ids(list)).size >= 3);
+    expect(allVerified(requests)).toBe(true);
+    const bodies = [...new Map(requests.map((request) => [request.webhookId, bodyOf(request)])).values()];
+    expect(bodies.map((body) => body.type).sort()).toEqual([
+      "lookup.completed",
+      "message.created",
+      "message.created",
+    ]);
+    for (const body of bodies) {
+      expect(body.data).toMatchObject({
+        organization_id: tenant.organizationId,
+        chatbot_id: tenant.chatbotId,
+        conversation_id: conversationId,
+      });
+    }
+    const message = (role: string) =>
+      bodies.find(
+        (body) => body.type === "message.created" && (body.data.message as { role: string }).role === role,
+      )?.data.message;
+    expect(message("user")).toMatchObject({ content: question });
+    expect(message("assistant")).toMatchObject({ message_id: end.message_id, content: end.content });
+    expect(bodies.find((body) => body.type === "lookup.completed")?.data).toMatchObject({
+      tool: { name: "order_status", platform: "woocommerce" },
+      outcome: "found",
+    });
   });
 
   it("retries a failing receiver with the same webhook-id until it answers 2xx, records every attempt, and redelivers on request", async () => {

@@ -67,6 +67,18 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
       return data?.messages[0]?.content ?? error?.detail;
     },
   },
+  "/api/message/stream": {
+    post: async () => {
+      // Served at the stream base URL (the StreamUrl output); the body is the events, read as a stream.
+      const { response, error } = await api.POST("/api/message/stream", {
+        baseUrl: "https://a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6.lambda-url.eu-west-1.on.aws",
+        params: { header: { "Idempotency-Key": "msg-0002" } },
+        body: { conversation_id: conversationId, message: "Where is my order?" },
+        parseAs: "stream",
+      });
+      return (response.body satisfies ReadableStream<Uint8Array> | null) ?? error?.detail;
+    },
+  },
   "/api/conversation/{conversation_id}/messages": {
     get: async () => {
       const first = await api.GET("/api/conversation/{conversation_id}/messages", {

@@ -23,6 +23,7 @@ writeFileSync(
   runtimeFile,
   JSON.stringify({
     baseUrl: runtime.baseUrl,
+    streamUrl: runtime.streamUrl,
     tableName: runtime.tableName,
     dynamoDbEndpoint: runtime.dynamoDbEndpoint,
     dynamoDbPid: runtime.dynamoDbPid,

@@ -39,6 +39,8 @@ export interface FaultResponse<T = Record<string, unknown>> {
 
 export interface FaultRuntime {
   baseUrl: string;
+  /** Base URL of the streaming endpoint (the runtime's function URL). */
+  streamUrl: string;
   /** The runtime's cognito-local: sign people in for the management API. */
   cognito: { endpoint: string; userPoolId: string; clientId: string };
   /** Seeding and reading the table directly. */
@@ -49,10 +51,11 @@ export interface FaultRuntime {
   /** Stalls the table when the first call matching `match` arrives; resolves once it did. */
   stallTableAt(match: (call: TableCall) => boolean): Promise<TableCall>;
   seedTenant(chatbot?: Partial<ChatbotSettings>): Promise<FaultTenant>;
+  /** A request to the API; with `stream`, to the stream URL (the text then holds the events). */
   call<T = Record<string, unknown>>(
     method: string,
     path: string,
-    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+    options?: { key?: string; body?: unknown; headers?: Record<string, string>; stream?: boolean },
   ): Promise<FaultResponse<T>>;
   /** The conversations of an organization with this external id, read from the table. */
   conversationsWithExternalId(organizationId: string, externalId: string): Promise<string[]>;
@@ -99,6 +102,7 @@ export async function startFaultRuntime(options: FaultRuntimeOptions = {}): Prom
     }
     const info = JSON.parse(readFileSync(runtimeFile, "utf8")) as {
       baseUrl: string;
+      streamUrl: string;
       tableName: string;
       dynamoDbEndpoint: string;
       dynamoDbPid: number;
@@ -121,7 +125,7 @@ export async function startFaultRuntime(options: FaultRuntimeOptions = {}): Prom
 }
 
 function runtimeHandle(parts: {
-  info: { baseUrl: string; dynamoDbPid: number; cognito: FaultRuntime["cognito"] };
+  info: { baseUrl: string; streamUrl: string; dynamoDbPid: number; cognito: FaultRuntime["cognito"] };
   domain: DomainContext;
   tap: DynamoDbTap;
   child: ChildProcess;
@@ -133,6 +137,7 @@ function runtimeHandle(parts: {
   const resumeTable = () => process.kill(info.dynamoDbPid, "SIGCONT");
   return {
     baseUrl: info.baseUrl,
+    streamUrl: info.streamUrl,
     cognito: info.cognito,
     domain,
     stallTable,
@@ -158,7 +163,7 @@ function runtimeHandle(parts: {
       if (options.key) headers.authorization = `Bearer ${options.key}`;
       if (options.body !== undefined) headers["content-type"] = "application/json";
       const started = Date.now();
-      const response = await fetch(`${info.baseUrl}${path}`, {
+      const response = await fetch(`${options.stream ? info.streamUrl : info.baseUrl}${path}`, {
         method,
         headers,
         ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),

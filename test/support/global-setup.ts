@@ -32,6 +32,8 @@ import { startWebhookReceiverHub } from "#test/fakes/webhook-receiver";
 export interface TestEnvironment {
   mode: "local" | "deployed";
   baseUrl: string;
+  /** Base URL of the streaming endpoint (a function URL; locally the runtime's stream URL). */
+  streamUrl: string;
   tableName: string;
   region: string;
   /** Local only. */
@@ -94,12 +96,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (baseUrl) {
     const tableName = process.env.TABLE_NAME;
     if (!tableName) throw new Error("API_BASE_URL is set: TABLE_NAME must name the stage's table too");
+    const streamUrl = process.env.STREAM_URL;
+    if (!streamUrl) throw new Error("API_BASE_URL is set: STREAM_URL must name the stage's stream URL too");
     const region = process.env.AWS_REGION ?? "us-east-1";
     const userPoolId = process.env.COGNITO_USER_POOL_ID;
     const clientId = process.env.COGNITO_CLIENT_ID;
     project.provide("environment", {
       mode: "deployed",
       baseUrl: baseUrl.replace(/\/$/, ""),
+      streamUrl: streamUrl.replace(/\/$/, ""),
       tableName,
       region,
       ...(userPoolId && clientId
@@ -190,6 +195,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
           ...testWebhookTimings,
           // A short turn budget so the timeout tests take seconds, not the production 20 s.
           TURN_BUDGET_MS: "3000",
+          // A stalled stream is given up after 1.5 s (10 s in production), well inside that budget.
+          MODEL_STREAM_IDLE_MS: "1500",
         },
       },
     );
@@ -205,6 +212,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     const info = JSON.parse(readFileSync(runtimeFile, "utf8")) as {
       baseUrl: string;
+      streamUrl: string;
       tableName: string;
       dynamoDbEndpoint: string;
       cognito: {
@@ -219,6 +227,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("environment", {
       mode: "local",
       baseUrl: info.baseUrl,
+      streamUrl: info.streamUrl,
       tableName: info.tableName,
       region: "us-east-1",
       dynamoDbEndpoint: info.dynamoDbEndpoint,

@@ -3,16 +3,21 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "#lib/openapi";
-import { manageRoutes, routes } from "#lib/routes";
+import { manageRoutes, routes, streamRoute } from "#lib/routes";
 
 const committed = JSON.parse(
   readFileSync(resolve(import.meta.dirname, "../../docs/openapi.json"), "utf8"),
 ) as {
   openapi: string;
   info: { version: string };
-  paths: Record<string, Record<string, Operation>>;
+  paths: Record<string, Record<string, Operation> & { servers?: { url: string }[] }>;
   components: { parameters: Record<string, Parameter> };
 };
+
+const httpMethods = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+/** A path's operations (a path item also holds `servers`, `parameters`, …). */
+const operationsOf = (pathItem: Record<string, Operation>): [string, Operation][] =>
+  Object.entries(pathItem).filter(([key]) => httpMethods.has(key));
 
 interface Parameter {
   name: string;
@@ -45,8 +50,24 @@ describe("the OpenAPI document", () => {
   it("is OpenAPI 3.1, version 1.0.0, and describes every route of the table", () => {
     expect(committed.openapi).toBe("3.1.0");
     expect(committed.info.version).toBe("1.0.0");
-    for (const route of routes)
+    for (const route of [...routes, streamRoute])
       expect(committed.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
+  });
+
+  it("puts the streaming endpoint on the stream base URL, with its events described", () => {
+    const pathItem = committed.paths[streamRoute.path];
+    expect(pathItem?.servers?.[0]?.url).toMatch(/lambda-url/);
+    const ok = pathItem?.post?.responses[200] as {
+      content: Record<string, unknown>;
+      "x-event-stream-events": Record<string, unknown>;
+    };
+    expect(Object.keys(ok.content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(ok["x-event-stream-events"]).sort()).toEqual([
+      "error",
+      "message.delta",
+      "message.end",
+      "message.start",
+    ]);
   });
 
   it("publishes an upper bound for every string and list in the request bodies", () => {
@@ -67,7 +88,7 @@ describe("the OpenAPI document", () => {
       for (const [key, child] of Object.entries(node)) visit(child, `${path}.${key}`);
     };
     for (const [path, methods] of Object.entries(committed.paths)) {
-      for (const [method, operation] of Object.entries(methods)) {
+      for (const [method, operation] of operationsOf(methods)) {
         visit(operation.requestBody?.content["application/json"]?.schema, `${method} ${path}`);
       }
     }
@@ -146,7 +167,7 @@ describe("the OpenAPI document", () => {
   it("declares every tag its operations use, with a description", () => {
     const declared = (committed as unknown as { tags?: { name: string; description?: string }[] }).tags ?? [];
     const used = new Set(
-      Object.values(committed.paths).flatMap((methods) => Object.values(methods).flatMap((op) => op.tags)),
+      Object.values(committed.paths).flatMap((methods) => operationsOf(methods).flatMap(([, op]) => op.tags)),
     );
     expect([...used].sort()).toEqual(declared.map((tag) => tag.name).sort());
     for (const tag of declared) expect(tag.description).toEqual(expect.any(String));
@@ -155,7 +176,7 @@ describe("the OpenAPI document", () => {
   it("documents the 4XX answers of every operation that takes an API key or input", () => {
     const missing: string[] = [];
     for (const [path, methods] of Object.entries(committed.paths)) {
-      for (const [method, operation] of Object.entries(methods)) {
+      for (const [method, operation] of operationsOf(methods)) {
         const takesKey = operation.security === undefined;
         const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined;
         const documents4xx = Object.keys(operation.responses).some((status) => /^4\d\d$/.test(status));

@@ -108,3 +108,19 @@ describe("scripted engine", () => {
     expect(seen).toEqual(["Where is order 1042?", "opening hours"]);
   });
 });
+
+describe("scripted engine, streamed", () => {
+  it("hands over its first reply message in one piece, exactly as it returns it", async () => {
+    const engine = createScriptedEngine({
+      welcomeMessage: "  Welcome to the shop!\n",
+      fallbackReply: "Sorry.",
+      knowledge: [],
+    });
+    const deltas: string[] = [];
+    const reply = await engine.reply(
+      aTurn({ message: { text: "Hello", images: [] }, onText: (d) => deltas.push(d) }),
+    );
+    expect(deltas).toEqual(["Welcome to the shop!"]);
+    expect(reply.messages).toEqual(["Welcome to the shop!"]);
+  });
+});
