@@ -1,5 +1,5 @@
 /**
- * How the console is served, defined once: the CDK construct (lib/console-stack.ts) gives
+ * How the console is served, defined once: the nested stack (lib/console-stack.ts) gives
  * CloudFront these behaviours and headers, and the local console server (lib/local/console-server.ts)
  * does the same on this machine. Pure data, no CDK imports.
  *
@@ -9,6 +9,9 @@
 
 /** Paths answered by the HTTP API (everything else is the console's files). */
 export const apiPathPatterns = ["/api/*", "/manage/*", "/openapi.json", "/ping"] as const;
+
+/** The streaming endpoint's path: a function URL origin of its own, before /api/*. */
+export const streamPath = "/api/message/stream";
 
 /** Where the console's runtime configuration lives; written at deploy time, never cached. */
 export const configPath = "/config.json";
@@ -25,11 +28,7 @@ export interface ConsoleRuntimeConfig {
  * inline script), connections to the same origin (API) and Cognito only, images also from https
  * (pictures visitors sent by URL), no framing, no plugins, forms and base URL pinned.
  */
-export function contentSecurityPolicy(
-  cognitoEndpoint: string,
-  options: { upgradeInsecure: boolean },
-): string {
-  const cognitoOrigin = new URL(cognitoEndpoint).origin;
+export function contentSecurityPolicy(cognitoOrigin: string, options: { upgradeInsecure: boolean }): string {
   return [
     "default-src 'self'",
     "script-src 'self'",
