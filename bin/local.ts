@@ -137,16 +137,17 @@ const consoleServer = await startConsoleServer({
   host: values.host,
   apiUrl: runtime.baseUrl,
   streamUrl: runtime.streamUrl,
-  config: {
+  // As on AWS: the stream path on the console's own origin, passed on to the function URL.
+  config: (consoleUrl) => ({
     apiBaseUrl: runtime.baseUrl,
-    streamUrl: runtime.streamUrl,
+    streamUrl: `${consoleUrl}/`,
     cognito: {
       endpoint: runtime.cognito.endpoint,
       region: "us-east-1",
       userPoolId: runtime.cognito.userPoolId,
       clientId: runtime.cognito.clientId,
     },
-  },
+  }),
 });
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(

@@ -5,7 +5,10 @@
 export interface ConsoleConfig {
   /** The public API's base URL, as the organization's own apps call it (shown on Settings → API). */
   apiBaseUrl: string;
-  /** The streaming endpoint's base URL, when the stage has one. */
+  /**
+   * The streaming endpoint's base URL as the console reaches it (on the console's own domain, so
+   * the browser stays on one origin), when the stage has one: Try it posts `{streamUrl}api/message/stream`.
+   */
   streamUrl?: string | null;
   cognito: { endpoint: string; region: string; userPoolId: string; clientId: string };
 }

@@ -1,5 +1,5 @@
 /**
- * The console on this machine, served as CloudFront serves it on AWS (lib/console-hosting.ts): the
+ * The console on this machine, served as CloudFront serves it on AWS (lib/console-stack.ts): the
  * built files (index.html for every page path), /config.json made from the running runtime, the
  * same security headers (the CSP included, so the browser tests run under it), and the API paths
  * passed through to the HTTP API emulator on the same origin: no CORS, as on AWS.
@@ -22,6 +22,7 @@ import {
   immutablePrefix,
   isAppPath,
   securityHeaders,
+  streamPath,
 } from "../console-hosting.ts";
 
 export const consoleDirectory = resolve(import.meta.dirname, "../../console");
@@ -45,7 +46,8 @@ export interface ConsoleServerOptions {
   apiUrl: string;
   /** The local function URL of the streaming endpoint, when there is one. */
   streamUrl?: string;
-  config: ConsoleRuntimeConfig;
+  /** /config.json, or made from the server's own URL once it listens. */
+  config: ConsoleRuntimeConfig | ((consoleUrl: string) => ConsoleRuntimeConfig);
   distDirectory?: string;
 }
 
@@ -94,16 +96,17 @@ function proxy(target: string, req: IncomingMessage, res: ServerResponse): void 
 export async function startConsoleServer(options: ConsoleServerOptions): Promise<RunningConsoleServer> {
   const dist = options.distDirectory ?? consoleDist;
   if (!existsSync(join(dist, "index.html"))) throw new Error(`the console is not built (${dist})`);
-  const csp = contentSecurityPolicy(options.config.cognito.endpoint, { upgradeInsecure: false });
-  const common: Record<string, string> = {
-    "content-security-policy": csp,
+  let configBody = "";
+  const headersFor = (config: ConsoleRuntimeConfig): Record<string, string> => ({
+    "content-security-policy": contentSecurityPolicy(new URL(config.cognito.endpoint).origin, {
+      upgradeInsecure: false,
+    }),
     "x-content-type-options": securityHeaders.contentTypeOptions,
     "x-frame-options": securityHeaders.frameOptions,
     "referrer-policy": securityHeaders.referrerPolicy,
     "permissions-policy": securityHeaders.permissionsPolicy,
-  };
-  const configBody = JSON.stringify(options.config);
-  const streamPath = "/api/message/stream";
+  });
+  let common: Record<string, string> = {};
 
   const server: Server = createServer((req, res) => {
     const pathname = new URL(req.url ?? "/", "http://console").pathname;
@@ -143,8 +146,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     server.listen(options.port, options.host ?? "127.0.0.1", () => resolveListen());
   });
   const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  const config = typeof options.config === "function" ? options.config(url) : options.config;
+  configBody = JSON.stringify(config);
+  common = headersFor(config);
   return {
-    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    url,
     close: () =>
       new Promise((resolveClose) => {
         server.closeAllConnections();

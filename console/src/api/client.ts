@@ -37,9 +37,9 @@ const signedInRequests: Middleware = {
 export const api = createClient<paths>({ baseUrl: location.origin });
 api.use(signedInRequests);
 
-/** The public API with one key (Try it's test key). */
-export function publicApi(key: string) {
-  return createClient<paths>({ baseUrl: location.origin, headers: { authorization: `Bearer ${key}` } });
+/** The public API with one key (Try it's test key), at the console's origin or `baseUrl`. */
+export function publicApi(key: string, baseUrl = location.origin) {
+  return createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${key}` } });
 }
 
 export interface FieldProblem {
