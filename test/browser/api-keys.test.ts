@@ -88,4 +88,41 @@ describe.runIf(isLocal && hasChromium)("Settings → API", () => {
     expect(await alert.textContent()).toMatch(/name/i);
     await console.context.close();
   });
+
+  it("takes a new user five clicks from the sign-in page to a 200 from POST /api/conversation", async () => {
+    const console = await openConsole(browser);
+    const { page } = console;
+    let clicks = 0;
+    const click = async (locator: ReturnType<typeof page.getByRole>) => {
+      clicks++;
+      await locator.click();
+    };
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    // Typing the e-mail, password and key name; a tab between the two sign-in fields.
+    await page.getByLabel("E-mail address").focus();
+    await page.keyboard.type(demo().consoleEmail);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(demo().consolePassword);
+    await click(page.getByRole("button", { name: "Sign in" }));
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await click(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings → API" }));
+    await click(page.getByRole("textbox", { name: "Name" }));
+    await page.keyboard.type("My first key");
+    await click(page.getByRole("button", { name: "Create key" }));
+    await click(page.getByRole("button", { name: "Copy command" }));
+    const command = await page.evaluate<string>("navigator.clipboard.readText()");
+
+    // Pasted into a terminal: the command's URL, header and body, sent as curl sends them.
+    const url = /curl -s -X POST (\S+)/.exec(command)?.[1] ?? "";
+    const authorization = /-H "Authorization: ([^"]+)"/.exec(command)?.[1] ?? "";
+    const body = /-d '([^']+)'/.exec(command)?.[1] ?? "";
+    const answer = await fetch(url, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    expect(clicks).toBe(5);
+    await console.context.close();
+  });
 });

@@ -92,7 +92,7 @@ describe.runIf(isLocal && hasChromium)("signing in to the console", () => {
     await admin.page.getByText(`${email} is invited`).waitFor();
     await expect.poll(() => admin.page.getByRole("cell", { name: email, exact: true }).count()).toBe(1);
     await checkPage(admin, "members");
-    await screenshot(admin.page, "members");
+    await screenshot(admin.page, "members-invited");
     await admin.context.close();
 
     const invitation = await mailbox.latest(email, "invitation");
