@@ -13,7 +13,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "infra", include: ["test/infra/**/*.test.ts"], testTimeout: 120_000 },
+        // Synthesizing the stack (and its nested console stack) takes seconds on a busy machine.
+        test: {
+          name: "infra",
+          include: ["test/infra/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
       },
       {
         extends: true,
@@ -36,6 +42,8 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          // What a page shows after a request (a turn, a listing) may take seconds on a busy machine.
+          expect: { poll: { timeout: 30_000 } },
         },
       },
       {
