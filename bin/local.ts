@@ -4,8 +4,8 @@
  * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
  * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
- *   npm start                                   port 3000 (stream URL on 3001), data kept between runs
- *   npm start -- --port 8080 --stream-port 8081
+ *   npm start                                   API on port 3000, stream URL on 3001, the console on 3002; data kept between runs
+ *   npm start -- --port 8080 --stream-port 8081 --console-port 8082
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
  *   npm start -- --data-directory /tmp/data --event-state-directory /tmp/events --build-directory /tmp/build
@@ -18,10 +18,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { build as buildConsole } from "vite";
 import { systemClock } from "#functions/domain/context";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
+import { consoleDirectory, consoleNeedsBuild, startConsoleServer } from "#lib/local/console-server";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
@@ -30,6 +32,8 @@ const { values } = parseArgs({
     port: { type: "string", default: process.env.PORT ?? "3000" },
     /** The stream function's URL (POST /api/message/stream); default: the port after --port (0: any free port). */
     "stream-port": { type: "string" },
+    /** The console's port; default: two after --port (0: any free port). */
+    "console-port": { type: "string", default: process.env.CONSOLE_PORT },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
@@ -123,6 +127,28 @@ function writeRuntimeFile(): void {
 }
 writeRuntimeFile();
 started = { stop: () => runtime.stop(), writeRuntimeFile };
+// The console, served as CloudFront serves it: built first if its sources changed.
+if (consoleNeedsBuild()) {
+  console.error("[console] building the console …");
+  await buildConsole({ configFile: resolve(consoleDirectory, "vite.config.ts"), logLevel: "warn" });
+}
+const consoleServer = await startConsoleServer({
+  port: values["console-port"] !== undefined ? Number(values["console-port"]) : port === 0 ? 0 : port + 2,
+  host: values.host,
+  apiUrl: runtime.baseUrl,
+  streamUrl: runtime.streamUrl,
+  // As on AWS: the stream path on the console's own origin, passed on to the function URL.
+  config: (consoleUrl) => ({
+    apiBaseUrl: runtime.baseUrl,
+    streamUrl: `${consoleUrl}/`,
+    cognito: {
+      endpoint: runtime.cognito.endpoint,
+      region: "us-east-1",
+      userPoolId: runtime.cognito.userPoolId,
+      clientId: runtime.cognito.clientId,
+    },
+  }),
+});
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
@@ -138,6 +164,7 @@ const demo = await ensureDemo(
   },
   values["demo-file"],
   { baseUrl: runtime.baseUrl, streamUrl: runtime.streamUrl },
+  consoleServer.url,
 );
 
 const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
@@ -145,6 +172,7 @@ const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
   -d '{"chatbot_id":"${demo.chatbotId}"}'`;
 console.log(`
 Chatbot Conversation API (local)
+  Console       ${consoleServer.url}   (sign in as the admin below)
   Base URL      ${demo.baseUrl}
   Stream URL    ${demo.streamUrl}  (POST /api/message/stream, as a Lambda function URL)
   API key       ${demo.apiKey}
@@ -183,6 +211,7 @@ Ctrl-C stops everything.
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  await consoleServer.close();
   await runtime.stop();
   process.exit(0);
 };

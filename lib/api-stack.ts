@@ -63,6 +63,7 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { bundleFunctionSync, handlerFile } from "./bundling.ts";
+import { ConsoleStack } from "./console-stack.ts";
 import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
 import {
@@ -426,6 +427,25 @@ export class ApiStack extends Stack {
     const streamUrl = build(streamRoute).addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
       invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+
+    // The console: its own nested stack (this stack is near CloudFormation's resource limit).
+    const consoleHosting = new ConsoleStack(this, "Console", {
+      apiId: api.apiId,
+      apiBaseUrl: publicUrl,
+      streamFunctionUrl: streamUrl,
+      userPoolId: userPool.userPoolId,
+      clientId: consoleClient.userPoolClientId,
+      removalPolicy,
+    });
+    new CfnOutput(this, "ConsoleUrl", {
+      value: consoleHosting.consoleUrl,
+      description: "The console (sign in with a person of the user pool); the API is on the same domain.",
+    });
+    new CfnOutput(this, "ConsoleStreamUrl", {
+      value: consoleHosting.consoleUrl,
+      description:
+        "The streaming endpoint on the console's domain (through CloudFront): POST {ConsoleStreamUrl}api/message/stream.",
     });
 
     new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });

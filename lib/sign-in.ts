@@ -3,7 +3,7 @@
  * Cognito's own JSON API a browser makes (no SDK, no secret), so the console can use this module as
  * it is. The integration tests sign in through it against cognito-local exactly as the console
  * will against Cognito: USER_PASSWORD_AUTH (the flow both speak), the first-sign-in challenge
- * NEW_PASSWORD_REQUIRED, refresh, and "forgot password".
+ * NEW_PASSWORD_REQUIRED, refresh, "forgot password", and signing out (revoking the refresh token).
  *
  * The access token is what `/manage/*` wants: `Authorization: Bearer <accessToken>`.
  */
@@ -161,4 +161,13 @@ export async function confirmForgotPassword(
     ConfirmationCode: reset.code,
     Password: reset.newPassword,
   });
+}
+
+/**
+ * Signs out: revokes the refresh token (and, on Cognito, the access tokens issued with it for
+ * Cognito's own APIs). Access tokens already handed out stay valid for the service until they
+ * expire (at most 60 minutes): it verifies them by signature, without asking Cognito.
+ */
+export async function revokeRefreshToken(config: CognitoClientConfig, refreshToken: string): Promise<void> {
+  await call(config, "RevokeToken", { ClientId: config.clientId, Token: refreshToken });
 }

@@ -13,6 +13,7 @@ export default defineConfig({
       },
       {
         extends: true,
+        // Synthesizing the stack (and its nested console stack) takes seconds on a busy machine.
         test: {
           name: "infra",
           include: ["test/infra/**/*.test.ts"],
@@ -28,6 +29,21 @@ export default defineConfig({
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        // The console in Chromium against its own local runtime (the same global setup as the
+        // integration suite); one file at a time, so at most one browser runs.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // What a page shows after a request (a turn, a listing) may take seconds on a busy machine.
+          expect: { poll: { timeout: 30_000 } },
         },
       },
       {

@@ -76,6 +76,9 @@ export const apiKeyScopes: readonly ApiKeyScope[] = ["chat", "manage"];
 
 export const newKeyId = (): string => `key_${randomBase62(16)}`;
 
+/** How long a console "Try it" key works. */
+export const TEST_KEY_LIFETIME_SECONDS = 3_600;
+
 export interface CreatedApiKey {
   /** The key itself: returned once, never stored. */
   apiKey: string;
@@ -89,8 +92,17 @@ export interface CreatedApiKey {
  */
 export async function createApiKey(
   ctx: DomainContext,
-  input: { organizationId: string; name: string; scope?: ApiKeyScope; expiresAt?: number },
+  input: {
+    organizationId: string;
+    name: string;
+    scope?: ApiKeyScope;
+    expiresAt?: number;
+    /** A console "Try it" key: chat scope, an hour of life, hidden from listings, its conversations marked as tests. */
+    test?: boolean;
+  },
 ): Promise<CreatedApiKey> {
+  if (input.test && (input.scope ?? "chat") !== "chat")
+    throw new AppError("invalid_argument", { detail: "A test key has the scope chat" });
   const organization = await ctx.db.client.send(
     new GetCommand({
       TableName: ctx.db.tableName,
@@ -102,6 +114,7 @@ export async function createApiKey(
   if (!orgItem) throw new AppError("organization_not_found");
   const org = records.organization(orgItem);
   const apiKey = generateApiKey();
+  const expiresAt = input.test ? Math.floor(ctx.clock() / 1000) + TEST_KEY_LIFETIME_SECONDS : input.expiresAt;
   const record: ApiKeyRecord = {
     keyId: newKeyId(),
     organizationId: org.organizationId,
@@ -111,7 +124,8 @@ export async function createApiKey(
     createdAt: isoTime(ctx.clock()),
     organizationActive: org.subscription === "active",
     rateLimit: org.rateLimit,
-    ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(input.test ? { test: true as const } : {}),
   };
   try {
     await ctx.db.client.send(
@@ -142,9 +156,14 @@ export async function createApiKey(
   return { apiKey, record };
 }
 
-/** The organization's keys, oldest first. Two steps: the keys-only index, then the items. */
+/**
+ * The organization's keys, oldest first, without the console's throwaway "Try it" keys. Two steps:
+ * the keys-only index, then the items.
+ */
 export async function listApiKeys(ctx: DomainContext, organizationId: string): Promise<ApiKeyRecord[]> {
-  const found = (await batchGetItems(ctx.db, await apiKeyKeysOf(ctx, organizationId))).map(records.apiKey);
+  const found = (await batchGetItems(ctx.db, await apiKeyKeysOf(ctx, organizationId)))
+    .map(records.apiKey)
+    .filter((key) => !key.test);
   return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
 }
 

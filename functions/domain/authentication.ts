@@ -16,7 +16,15 @@ import { type BucketPolicy, type BucketState, stateAfter, takeToken } from "#fun
 import { type ApiKeyScope, type Item, keys, records } from "#functions/store/items";
 
 export type AuthOutcome =
-  | { kind: "allowed"; organizationId: string; keyId: string; scope: ApiKeyScope; rate: BucketState }
+  | {
+      kind: "allowed";
+      organizationId: string;
+      keyId: string;
+      scope: ApiKeyScope;
+      rate: BucketState;
+      /** A console "Try it" key: what it starts is a test. */
+      test: boolean;
+    }
   | {
       kind: "rate_limited";
       organizationId: string;
@@ -141,6 +149,7 @@ export async function authenticate(
     keyId: stored.keyId,
     scope,
     rate: result.state,
+    test: stored.test === true,
   };
 }
 

@@ -34,6 +34,8 @@ export interface StartConversationInput {
   userName?: string;
   userEmail?: string;
   userPhone?: string;
+  /** Started by the console's "Try it" (its key is a test key): marked as a test. */
+  test?: boolean;
   /** The Idempotency-Key's fence, when the request carries one. */
   fence?: WorkFence<StartedConversation>;
 }
@@ -60,6 +62,7 @@ export async function startConversation(
     lastActivityAt: now,
     cursorSecret: newCursorSecret(),
     ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+    ...(input.test ? { test: true as const } : {}),
   };
   const link = {
     conversationId: conversation.conversationId,

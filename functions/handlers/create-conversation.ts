@@ -58,6 +58,7 @@ export const handler = apiHandler(
       userName: given(body.user_name),
       userEmail: given(body.user_email),
       userPhone: given(body.user_phone),
+      test: caller.test,
       ...(idempotency ? { fence: idempotency.fence(render) } : {}),
     });
     return render(started);

@@ -87,6 +87,8 @@ export interface Caller {
   organizationId: string;
   keyId: string;
   rateLimit: number;
+  /** The key is a console "Try it" key. */
+  test: boolean;
 }
 
 /** A management caller: a person or a manage key, and the role it acts with. */
@@ -404,6 +406,7 @@ export function authMiddleware(
         organizationId: verdict.organizationId,
         keyId: verdict.keyId,
         rateLimit: verdict.limit,
+        test: verdict.outcome === "allowed" && verdict.test === true,
       };
     },
   };

@@ -18,6 +18,8 @@ export type AuthorizerContext =
       limit: number;
       remaining: number;
       resetAt: number;
+      /** A console "Try it" key (absent otherwise): the conversations it starts are tests. */
+      test?: true;
     }
   | {
       outcome: "rate_limited";
@@ -44,6 +46,7 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
         limit: outcome.rate.limit,
         remaining: outcome.rate.remaining,
         resetAt: outcome.rate.resetAt,
+        ...(outcome.test ? { test: true as const } : {}),
       };
     case "rate_limited":
       return {
@@ -96,7 +99,17 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
       )
         return undefined;
       if (context.outcome === "allowed") {
-        return { outcome: "allowed", organizationId, keyId, limit, remaining, resetAt };
+        // Like the counts, the flag may arrive as its string.
+        const test = context.test === true || context.test === "true";
+        return {
+          outcome: "allowed",
+          organizationId,
+          keyId,
+          limit,
+          remaining,
+          resetAt,
+          ...(test ? { test } : {}),
+        };
       }
       const retryAfter = countOf(context.retryAfter);
       if (retryAfter === undefined) return undefined;

@@ -237,7 +237,11 @@ export const conversationView = z.object({
   status: conversationStatus,
   created_at: isoTimestamp("When the conversation started"),
   last_activity_at: isoTimestamp("The last message or status change"),
+  status_changed_at: z.nullable(isoTimestamp("When the status last changed (null: open since it started)")),
   turn_count: z.int().check(z.describe("Visitor messages so far.")),
+  test: z
+    .boolean()
+    .check(z.describe("Started from the console's Try it panel (with a test key), not by a visitor.")),
 });
 
 export const toConversationView = (record: ConversationRecord): z.input<typeof conversationView> => ({
@@ -248,7 +252,9 @@ export const toConversationView = (record: ConversationRecord): z.input<typeof c
   status: record.status,
   created_at: record.createdAt,
   last_activity_at: record.lastActivityAt ?? record.createdAt,
+  status_changed_at: record.statusChangedAt ?? null,
   turn_count: record.turns,
+  test: record.test === true,
 });
 
 // ---------- usage ----------

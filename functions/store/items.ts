@@ -231,6 +231,11 @@ export interface ApiKeyRecord {
   scope?: ApiKeyScope;
   /** When the key last had a request admitted; set by the authorizer's own write, no extra call. */
   lastUsedAt?: string;
+  /**
+   * A console "Try it" key: short-lived (`expiresAt`), left out of key listings, and the
+   * conversations it starts are marked as tests. Removed by TTL once expired.
+   */
+  test?: true;
 }
 
 export type Role = "admin" | "viewer";
@@ -368,6 +373,8 @@ export interface ConversationRecord {
   cursorSecret?: string;
   /** Variables the visitor gave, kept for look-up tools across turns (see tools/). */
   collected?: Record<string, string>;
+  /** Started with a console "Try it" key: a test, not a visitor's conversation. */
+  test?: true;
 }
 
 /** A look-up tool of a chatbot (tools/registry.ts validates `kind` and `config`). */
@@ -578,6 +585,8 @@ export const items = {
       GSI1SK: gsi1.apiKeySortKey(record.keyId),
       entity: entity.apiKey,
       ...record,
+      // Try-it keys are throwaway: the table deletes them a day after they expire.
+      ...(record.test && record.expiresAt !== undefined ? { ttl: record.expiresAt + 86_400 } : {}),
     };
   },
   chatbot(record: ChatbotRecord): Item {

@@ -47,6 +47,8 @@ export interface DemoInfo extends Partial<DemoPeople> {
   organizationId: string;
   /** Where the console signs in: the local Cognito's endpoint and the console client. */
   cognito?: { endpoint: string; region: string; userPoolId: string; clientId: string };
+  /** The console's address (`npm start` serves it). */
+  consoleUrl?: string;
 }
 
 export interface DemoCognito {
@@ -178,7 +180,9 @@ export async function ensureDemo(
   cognito: DemoCognito,
   file: string,
   urls: Pick<DemoInfo, "baseUrl" | "streamUrl">,
+  consoleUrl?: string,
 ): Promise<DemoInfo & DemoPeople> {
+  const at = consoleUrl ? { consoleUrl } : {};
   const existing = readDemo(file);
   if (existing) {
     let found = true;
@@ -191,7 +195,7 @@ export async function ensureDemo(
     }
     if (found) {
       const people = await ensureDemoPeople(ctx, cognito, existing.organizationId, existing);
-      return writeDemo(file, { ...existing, ...people, ...urls, cognito: signInAt(cognito) });
+      return writeDemo(file, { ...existing, ...people, ...urls, cognito: signInAt(cognito), ...at });
     }
   }
   const organization = await createOrganization(ctx, { name: "Demo Shop" });
@@ -217,6 +221,7 @@ export async function ensureDemo(
     organizationId: organization.organizationId,
     ...people,
     cognito: signInAt(cognito),
+    ...at,
   });
 }
 

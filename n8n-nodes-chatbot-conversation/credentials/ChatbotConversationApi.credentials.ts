@@ -31,7 +31,7 @@ export class ChatbotConversationApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://api-v1.example.com',
 			description:
-				'Address of the Chatbot Conversation API, without a trailing /api (for example https://api-v1.example.com)',
+				'Address of the Chatbot Conversation API, without a trailing /api (for example https://api-v1.example.com). The console shows it under Settings → API.',
 		},
 		{
 			displayName: 'API Key',
@@ -41,7 +41,7 @@ export class ChatbotConversationApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				"Your organization's API key (it starts with cbk_). Ask your organization's administrator for one: they create keys with the API's operator CLI. Sent as a Bearer token.",
+				"Your organization's API key (it starts with cbk_). Create one in the console under Settings → API (admins; the key is shown once). Sent as a Bearer token.",
 		},
 	];
 

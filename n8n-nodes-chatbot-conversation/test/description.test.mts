@@ -43,10 +43,12 @@ describe('credential', () => {
 		});
 	});
 
-	it('says where the key comes from today (the organization administrator), promising no dashboard', () => {
+	it("says where the key and the base URL come from: the console's Settings → API page", () => {
 		const apiKey = credential.properties.find((p) => p.name === 'apiKey');
-		expect(apiKey?.description).toMatch(/administrator/i);
-		expect(apiKey?.description).not.toMatch(/dashboard|settings/i);
+		const baseUrl = credential.properties.find((p) => p.name === 'baseUrl');
+		expect(apiKey?.description).toMatch(/Settings → API/);
+		expect(apiKey?.description).not.toMatch(/operator CLI/);
+		expect(baseUrl?.description).toMatch(/Settings → API/);
 	});
 
 	it('is tested with GET /api/me (authenticated), not GET /ping (which accepts any key)', () => {

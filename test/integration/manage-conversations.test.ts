@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createChatbot } from "#functions/domain/chatbots";
-import { api, domain, newConversation } from "#test/support/harness";
+import { wooDemo } from "#test/fakes/platforms/woocommerce";
+import { api, domain, isLocal, newConversation, seedTool } from "#test/support/harness";
 import {
   errorCode,
   hasIdentity,
@@ -212,5 +213,47 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     expect((await api.sendMessage(other.apiKey, { conversation_id: theirs, message: "open?" })).status).toBe(
       200,
     );
+  });
+
+  it.runIf(isLocal)("shows each turn's look-ups on its reply, and when the status changed", async () => {
+    await seedTool(home, {
+      kind: "woocommerce",
+      name: "order_status",
+      config: { ...wooDemo.config },
+      credentials: { ...wooDemo.secrets },
+    });
+    const conversationId = await newConversation(home);
+    await api.sendMessage(home.apiKey, {
+      conversation_id: conversationId,
+      message: "Where is my order 1001?",
+    });
+    await api.sendMessage(home.apiKey, { conversation_id: conversationId, message: "jan.jansen@example.nl" });
+    const open = await manage<{
+      status_changed_at: string | null;
+      messages: { role: string; lookups: { tool_name: string; platform: string; outcome: string }[] }[];
+    }>("GET", `/manage/conversations/${conversationId}`, {
+      as: home.viewer.token,
+      organization: home.organizationId,
+    });
+    expect(open.body.status_changed_at).toBeNull();
+    expect(open.body.messages.map((message) => message.lookups.map((lookup) => lookup.outcome))).toEqual([
+      [],
+      [],
+      [],
+      ["found"],
+    ]);
+    expect(open.body.messages[3]?.lookups[0]).toMatchObject({
+      tool_name: "order_status",
+      platform: "woocommerce",
+    });
+    expect(JSON.stringify(open.body)).not.toContain(wooDemo.secrets.consumerKey);
+
+    const closed = await manage<{ status: string; status_changed_at: string | null }>(
+      "POST",
+      `/manage/conversations/${conversationId}/close`,
+      { as: home.admin.token, organization: home.organizationId },
+    );
+    expect(closed.body.status).toBe("closed");
+    expect(Date.parse(closed.body.status_changed_at ?? "")).toBeGreaterThan(Date.now() - 60_000);
   });
 });

@@ -12,6 +12,7 @@ import {
   confirmForgotPassword,
   forgotPassword,
   refresh,
+  revokeRefreshToken,
   signIn,
 } from "#lib/sign-in";
 import { environment, isLocal } from "#test/support/harness";
@@ -153,6 +154,15 @@ describe.runIf(hasIdentity && isLocal)("people and sign-in", () => {
     const renewed = await refresh(signInConfig(), result.tokens.refreshToken);
     const me = await manage<Me>("GET", "/manage/me", { as: renewed.accessToken });
     expect(me.body).toMatchObject({ operator: true, principal: { user_id: operator.userId } });
+  });
+
+  it("signs out by revoking the refresh token, which then renews nothing", async () => {
+    const result = await signIn(signInConfig(), operator.email, operator.password);
+    if (result.kind !== "signed_in" || !result.tokens.refreshToken) throw new Error("no refresh token");
+    await revokeRefreshToken(signInConfig(), result.tokens.refreshToken);
+    await expect(refresh(signInConfig(), result.tokens.refreshToken)).rejects.toMatchObject({
+      name: "NotAuthorizedException",
+    });
   });
 
   it("seeds the demo's operator, admin and viewer, who sign in with the printed passwords", async () => {

@@ -18,6 +18,16 @@ const body = z.object({
     ),
     "chat",
   ),
+  test: z._default(
+    z
+      .boolean()
+      .check(
+        z.describe(
+          "`true`: a key for trying chatbots out (the console's Try it panel): scope `chat`, valid one hour, left out of key listings; the conversations it starts are marked `test`.",
+        ),
+      ),
+    false,
+  ),
 });
 
 const response = z.object({
@@ -26,6 +36,7 @@ const response = z.object({
   scope: apiKeyScope,
   prefix: z.string(),
   created_at: z.string().check(z.describe("ISO 8601, UTC")),
+  expires_at: z.nullable(z.string().check(z.describe("When the key stops working (test keys), ISO 8601."))),
   key: z.string().check(z.describe("The key itself. Shown this once: store it now; only its hash is kept.")),
 });
 
@@ -50,6 +61,7 @@ export const handler = apiHandler(contract, async ({ caller, body }) => {
     organizationId: caller.organizationId,
     name: body.name,
     scope: body.scope,
+    test: body.test,
   });
   return {
     body: {
@@ -58,6 +70,10 @@ export const handler = apiHandler(contract, async ({ caller, body }) => {
       scope: body.scope,
       prefix: created.record.displayPrefix,
       created_at: created.record.createdAt,
+      expires_at:
+        created.record.expiresAt === undefined
+          ? null
+          : new Date(created.record.expiresAt * 1000).toISOString(),
       key: created.apiKey,
     },
     headers: { "cache-control": "no-store" },

@@ -35,6 +35,20 @@ const transcriptMessage = z.object({
       })
       .check(z.describe("System messages: the status change, its cause and who made it.")),
   ),
+  lookups: z
+    .array(
+      z.object({
+        tool_id: z.string(),
+        tool_name: z.string(),
+        platform: z.string(),
+        outcome: z
+          .string()
+          .check(z.describe("found, not_found, auth_failed, rate_limited, timeout or unavailable")),
+        latency_ms: z.int(),
+        cached: z.boolean(),
+      }),
+    )
+    .check(z.describe("The look-ups the turn made (on its first reply): never values or found data.")),
 });
 
 const response = z.extend(conversationView, {
@@ -90,6 +104,14 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
               reason: message.transition.reason ?? null,
             }
           : null,
+        lookups: (message.lookups ?? []).map((lookup) => ({
+          tool_id: lookup.toolId,
+          tool_name: lookup.toolName,
+          platform: lookup.platform,
+          outcome: lookup.outcome,
+          latency_ms: lookup.latencyMs,
+          cached: lookup.cached === true,
+        })),
       })),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,

@@ -12,6 +12,7 @@ const allowed = toAuthorizerContext({
   keyId: "key-1",
   scope: "chat",
   rate: { limit: 100, remaining: 99, resetAt: 1_795_288_438 },
+  test: false,
 });
 const rateLimited = toAuthorizerContext({
   kind: "rate_limited",
@@ -37,6 +38,22 @@ describe("reading the authorizer's verdict", () => {
     expect(readAuthorizerContext(stringified(allowed))).toEqual(allowed);
     expect(readAuthorizerContext(stringified(rateLimited))).toEqual(rateLimited);
     expect(readAuthorizerContext({ ...allowed, remaining: "0" })).toEqual({ ...allowed, remaining: 0 });
+  });
+
+  it("carries a Try it key's test flag, as a boolean or its string, and no flag for other keys", () => {
+    const testKey = toAuthorizerContext({
+      kind: "allowed",
+      organizationId: "org-1",
+      keyId: "key-2",
+      scope: "chat",
+      rate: { limit: 100, remaining: 99, resetAt: 1_795_288_438 },
+      test: true,
+    });
+    expect(testKey).toMatchObject({ outcome: "allowed", test: true });
+    expect(allowed).not.toHaveProperty("test");
+    expect(readAuthorizerContext(testKey)).toEqual(testKey);
+    expect(readAuthorizerContext(stringified(testKey))).toEqual(testKey);
+    expect(readAuthorizerContext({ ...testKey, test: "false" })).toEqual({ ...allowed, keyId: "key-2" });
   });
 
   it("reads the verdicts without numbers in either shape", () => {

@@ -113,6 +113,7 @@ describe("authorizer context", () => {
       keyId: "key",
       scope: "chat",
       rate: { limit: 10, remaining: 9, resetAt: 5 },
+      test: false,
     });
     expect(readAuthorizerContext(allowed)).toEqual(allowed);
     expect(readAuthorizerContext(toAuthorizerContext({ kind: "invalid_key" }))).toEqual({
