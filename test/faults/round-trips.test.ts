@@ -26,11 +26,15 @@ const HOLD_MS = 150;
 /** The fewest sequential round trips that keep every rule of a turn (docs/architecture.md). */
 const TURN_ROUND_TRIPS = 3;
 
-/** The calls of the turn itself: not the key check, not the webhook pipeline reading beside it. */
+/**
+ * The calls of the turn itself: not the key check, not the event pipeline reading beside it (webhook
+ * endpoints and deliveries, the fan-out's chatbot look-up, its inactivity-timeout read).
+ */
 const turnCall = (call: RecordedCall) =>
   !call.body.includes('"S":"APIKEY#') &&
   !/#WEBHOOKS"|#WHEP#/.test(call.body) &&
-  !call.body.includes('"ProjectionExpression":"chatbotId"');
+  !call.body.includes('"ProjectionExpression":"chatbotId"') &&
+  !call.body.includes('"ProjectionExpression":"inactivityTimeoutMinutes"');
 
 async function newConversation(tenant: FaultTenant): Promise<string> {
   const started = await runtime.call<{ conversation_id: string }>("POST", "/api/conversation", {
