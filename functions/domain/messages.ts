@@ -598,6 +598,9 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       };
     }
     const offered = handoff && engine.kind !== "scripted" ? withRequestHuman(toolBox) : undefined;
+    // What the visitor already saw streamed before the model asked for a person (a short line
+    // before its tool call): it stays a message of its own, so the deltas add up to what is stored.
+    let shownBeforeHandoff = "";
     // An engine that ignores its signal must still not hold the turn past the deadline.
     const reply = await raceAbort(
       engine.reply({
@@ -608,13 +611,21 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
         signal: request.signal,
         deadline: request.deadline,
-        ...(onText ? { onText: (delta: string) => (offered?.requested() ? undefined : onText(delta)) } : {}),
+        ...(onText
+          ? {
+              onText: (delta: string) => {
+                if (offered?.requested()) return;
+                shownBeforeHandoff += delta;
+                onText(delta);
+              },
+            }
+          : {}),
       }),
       request.signal,
     );
     if (handoff && offered?.requested()) {
       return {
-        messages: [handoff.message],
+        messages: streaming && shownBeforeHandoff ? [shownBeforeHandoff, handoff.message] : [handoff.message],
         engine: engine.kind,
         fallback: false,
         handoff: "engine",
