@@ -59,7 +59,11 @@ export function TranscriptEntries({
 }) {
   const entries = entriesOf(messages, { status, statusChangedAt, complete });
   return (
-    <div class="chat transcript" {...(live ? { role: "log", "aria-label": "Messages" } : {})}>
+    <div
+      class="chat transcript"
+      // The Inbox's transcript scrolls on its own: focusable, so the keyboard can scroll it too.
+      {...(live ? { role: "log", "aria-label": "Messages", tabIndex: 0 } : {})}
+    >
       {entries.map((entry) =>
         entry.kind === "status" ? (
           <p class="event" key={entry.key}>
