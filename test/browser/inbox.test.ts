@@ -111,7 +111,6 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
     await log.getByText("Is anyone there? The box is crushed.").waitFor({ timeout: 30_000 });
     expect(await page.evaluate("window.inboxMark")).toBe("still here");
     await checkPage(admin, "inbox");
-    await screenshot(page, "inbox");
   });
 
   it("sends the admin's reply as role agent under their display name", async () => {
@@ -124,6 +123,7 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
       new RegExp(`^${agentName} \\(person\\)`),
     );
     expect(await page.getByLabel("Reply to the visitor").inputValue()).toBe("");
+    await screenshot(page, "inbox");
 
     const history = await api.listMessages(demo().apiKey, conversationId);
     expect(history.status).toBe(200);
