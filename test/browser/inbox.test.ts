@@ -131,6 +131,27 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
     expect(last).toMatchObject({ role: "agent", content: reply, agent_name: agentName });
   });
 
+  it("lists it under the status filter's handoff, and its transcript names the person and the changes", async () => {
+    await page.goto(`${demo().consoleUrl}/conversations?status=handoff&external_id=${externalId}`);
+    await page.getByRole("heading", { level: 1, name: "Conversations" }).waitFor();
+    await settled(page);
+    expect(await page.getByRole("combobox", { name: "Status" }).inputValue()).toBe("handoff");
+    expect(await page.getByRole("option", { name: "With a person" }).count()).toBe(1);
+    await expect.poll(() => page.getByRole("row").count()).toBe(2);
+    await page.getByRole("link", { name: /^Open/ }).click();
+    await page.getByRole("heading", { level: 1, name: "Conversation" }).waitFor();
+    await settled(page);
+    const transcript = page.getByRole("article", { name: "Transcript" });
+    await transcript.getByText(/^Handed to a person by the client application ·/).waitFor();
+    expect((await transcript.locator(".bubble.agent .who").textContent()) ?? "").toMatch(
+      new RegExp(`^${agentName} \\(person\\)`),
+    );
+    await page.getByRole("link", { name: "Answer in the Inbox" }).click();
+    await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+    await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
+    await settled(page);
+  });
+
   it("hands back, takes over and closes, each change made on the API", async () => {
     const log = page.getByRole("log", { name: "Messages" });
     await button("Hand back").click();

@@ -302,6 +302,8 @@ export function ConversationPage({ conversationId }: { conversationId: string })
               </dl>
             </article>
             <TranscriptView
+              // Drawn afresh when a change (closing it, say) added messages: it keeps its pages.
+              key={conversation.last_activity_at}
               first={conversation}
               chatbot={chatbot}
               fallbackReply={bot?.fallback_reply ?? null}
