@@ -113,6 +113,40 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
     await checkPage(admin, "inbox");
   });
 
+  it("stops looking for news while the tab is hidden and once the page is left", async () => {
+    const polls: string[] = [];
+    const onRequest = (request: { url: () => string }) => {
+      if (new URL(request.url()).pathname.startsWith("/manage/conversations")) polls.push(request.url());
+    };
+    const setHidden = (hidden: boolean) =>
+      page.evaluate(
+        `Object.defineProperty(document, "hidden", { configurable: true, get: () => ${hidden} });
+         document.dispatchEvent(new Event("visibilitychange"));`,
+      );
+    // Longer than both polling intervals: a page still polling would ask at least twice meanwhile.
+    const quietWindow = async () => {
+      await page.waitForTimeout(1_500); // requests already on their way
+      polls.length = 0;
+      await page.waitForTimeout(7_000);
+      return [...polls];
+    };
+    page.on("request", onRequest);
+    try {
+      await expect.poll(() => polls.length).toBeGreaterThan(0);
+      await setHidden(true);
+      expect(await quietWindow(), "requests while hidden").toEqual([]);
+      await setHidden(false);
+      await expect.poll(() => polls.length).toBeGreaterThan(0);
+      await go(page, "Overview");
+      expect(await quietWindow(), "requests after leaving the Inbox").toEqual([]);
+    } finally {
+      page.off("request", onRequest);
+    }
+    await page.goBack();
+    await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
+    await settled(page);
+  });
+
   it("sends the admin's reply as role agent under their display name", async () => {
     const reply = "Sorry to hear that! I am sending a new one today.";
     await page.getByLabel("Reply to the visitor").fill(reply);
