@@ -19,6 +19,7 @@ import {
 import { ApiSettingsPage } from "./pages/api-settings.tsx";
 import { ChatbotPage, ChatbotsPage, NewChatbotPage } from "./pages/chatbots.tsx";
 import { ConversationPage, ConversationsPage } from "./pages/conversations.tsx";
+import { InboxPage } from "./pages/inbox.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OrganizationsPage } from "./pages/organizations.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -48,6 +49,7 @@ const pages: Page[] = [
   { pattern: "/chatbots/:id/try", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="try" /> },
   { pattern: "/tools", render: () => <ToolsPage /> },
   { pattern: "/conversations", render: () => <ConversationsPage /> },
+  { pattern: "/conversations/inbox", render: () => <InboxPage /> },
   { pattern: "/conversations/:id", render: ({ id = "" }) => <ConversationPage conversationId={id} /> },
   { pattern: "/members", render: () => <MembersPage /> },
   { pattern: "/organizations", render: () => <OrganizationsPage /> },

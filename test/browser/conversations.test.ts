@@ -126,7 +126,7 @@ describe.runIf(isLocal && hasChromium)("conversations and the overview", () => {
 
     await page.getByRole("button", { name: "Close conversation" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Close conversation" }).click();
-    await transcript.getByText(/^Conversation closed ·/).waitFor();
+    await transcript.getByText(`Conversation closed by ${demo().consoleEmail}`, { exact: false }).waitFor();
     expect(await page.getByRole("button", { name: "Close conversation" }).count()).toBe(0);
     const refused = await api.sendMessage(demo().apiKey, {
       conversation_id: conversationId,

@@ -65,6 +65,7 @@ describe.runIf(isLocal && hasChromium)("the console at 375 px", () => {
       ["tools", "/tools", "Tools"],
       ["conversations", "/conversations", "Conversations"],
       ["transcript", `/conversations/${conversationId}`, "Conversation"],
+      ["inbox", `/conversations/inbox?conversation=${conversationId}`, "Inbox"],
       ["members", "/members", "Members"],
     ];
     for (const [name, path, heading] of pages) {
@@ -73,7 +74,8 @@ describe.runIf(isLocal && hasChromium)("the console at 375 px", () => {
       await settled(page);
       if ((await horizontalOverflow(page)) > 0) overflow[name] = await overflowing(page);
       await checkPage(narrow, `${name} at 375 px`);
-      if (name === "overview" || name === "transcript") await screenshot(page, `phone-${name}`);
+      if (name === "overview" || name === "transcript" || name === "inbox")
+        await screenshot(page, `phone-${name}`);
     }
     expect(overflow).toEqual({});
     // The navigation is on the page and usable: follow it to another page.

@@ -4,7 +4,7 @@
  * (Organizations), each change still there after a reload; and a viewer, on every page, finds
  * nothing that writes: no write button, no editable field outside the conversation filters.
  */
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkPage,
@@ -16,45 +16,12 @@ import {
   screenshot,
   settled,
   signIn,
+  writeControls,
 } from "#test/support/browser";
 import { api, isLocal } from "#test/support/harness";
 
 let browser: Browser;
 const stamp = Date.now().toString(36);
-
-/**
- * The controls on the page, outside the navigation and the conversation filters, that could change
- * something: enabled buttons (and links shown as buttons) and editable fields, by accessible name.
- * Evaluated in the page as a string (this file is compiled without the DOM's types).
- */
-async function writeControls(page: Page): Promise<string[]> {
-  await settled(page);
-  return page.evaluate<string[]>(`(() => {
-    const readOnlyButtons = /^(Sign out|Filter|Load more|Try again|Retry|Copy( .*)?|Cancel)$/;
-    // Choosing which chatbot's tools to read changes nothing.
-    const readOnlyFields = /^Chatbot/;
-    const found = [];
-    for (const element of document.querySelectorAll(
-      "main button, main [role=button], main input, main select, main textarea",
-    )) {
-      if (element.closest("form[aria-label=Filters]") || element.closest("dialog:not([open])")) continue;
-      if (element.matches(":disabled") || element.readOnly) continue;
-      if (element.type === "hidden") continue;
-      const name = (
-        element.getAttribute("aria-label") ||
-        (element.labels && element.labels[0] && element.labels[0].textContent) ||
-        element.textContent ||
-        element.getAttribute("name") ||
-        element.tagName
-      ).trim().replace(/\\s+/g, " ");
-      const isButton = element.tagName === "BUTTON" || element.getAttribute("role") === "button";
-      if (isButton && readOnlyButtons.test(name)) continue;
-      if (element.tagName === "SELECT" && readOnlyFields.test(name)) continue;
-      found.push(element.tagName.toLowerCase() + ": " + name);
-    }
-    return found;
-  })()`);
-}
 
 describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer sees", () => {
   beforeAll(async () => {
@@ -172,6 +139,7 @@ describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer
     await visit("tools", "/tools", "Tools");
     await visit("conversations", "/conversations", "Conversations");
     await visit("transcript", `/conversations/${conversationId}`, "Conversation");
+    await visit("inbox", `/conversations/inbox?conversation=${conversationId}`, "Inbox");
     await visit("members", "/members", "Members");
     await visit("organizations", "/organizations", "Organizations");
     expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((name) => [name, []])));

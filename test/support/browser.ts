@@ -146,6 +146,40 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
+/**
+ * The controls on the page, outside the navigation and the conversation filters, that could change
+ * something: enabled buttons (and links shown as buttons) and editable fields, by accessible name.
+ * Evaluated in the page as a string (this file is compiled without the DOM's types).
+ */
+export async function writeControls(page: Page): Promise<string[]> {
+  await settled(page);
+  return page.evaluate<string[]>(`(() => {
+    const readOnlyButtons = /^(Sign out|Filter|Load more|Try again|Retry|Copy( .*)?|Cancel)$/;
+    // Choosing which chatbot's tools to read changes nothing.
+    const readOnlyFields = /^Chatbot/;
+    const found = [];
+    for (const element of document.querySelectorAll(
+      "main button, main [role=button], main input, main select, main textarea",
+    )) {
+      if (element.closest("form[aria-label=Filters]") || element.closest("dialog:not([open])")) continue;
+      if (element.matches(":disabled") || element.readOnly) continue;
+      if (element.type === "hidden") continue;
+      const name = (
+        element.getAttribute("aria-label") ||
+        (element.labels && element.labels[0] && element.labels[0].textContent) ||
+        element.textContent ||
+        element.getAttribute("name") ||
+        element.tagName
+      ).trim().replace(/\\s+/g, " ");
+      const isButton = element.tagName === "BUTTON" || element.getAttribute("role") === "button";
+      if (isButton && readOnlyButtons.test(name)) continue;
+      if (element.tagName === "SELECT" && readOnlyFields.test(name)) continue;
+      found.push(element.tagName.toLowerCase() + ": " + name);
+    }
+    return found;
+  })()`);
+}
+
 /** Checks a page as every page must be: no CSP violation or script error, no axe violation. */
 export async function checkPage(console: ConsolePage, name: string): Promise<void> {
   await settled(console.page);

@@ -272,6 +272,23 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
               };
             }
           }
+          const handoff = {
+            allowed: values.handoff_allowed === "on",
+            message: values.handoff_message ?? bot.handoff.message,
+            phrases: (values.handoff_phrases ?? "")
+              .split("\n")
+              .map((phrase) => phrase.trim())
+              .filter(Boolean),
+          };
+          if (
+            handoff.allowed !== bot.handoff.allowed ||
+            handoff.message !== bot.handoff.message ||
+            handoff.phrases.join("\n") !== bot.handoff.phrases.join("\n")
+          )
+            changes.handoff = handoff;
+          const timeout = (values.inactivity_timeout_minutes ?? "").trim();
+          const minutes = timeout === "" ? null : Number(timeout);
+          if (minutes !== bot.inactivity_timeout_minutes) changes.inactivity_timeout_minutes = minutes;
           await action.run(async () => {
             await must(
               api.PATCH("/manage/chatbots/{chatbot_id}", {
@@ -408,6 +425,57 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
               />
             </label>
           </div>
+        </fieldset>
+        <fieldset disabled={readOnly}>
+          <legend>Human handoff</legend>
+          <label>
+            <input
+              name="handoff_allowed"
+              type="checkbox"
+              defaultChecked={bot.handoff.allowed}
+              aria-describedby="handoff-allowed-hint"
+            />
+            Visitors and the model may ask for a person
+          </label>
+          <small id="handoff-allowed-hint">
+            Off: only your own application (the API) and people in the Inbox hand a conversation to a person.
+          </small>
+          <label>
+            Handoff message
+            <textarea
+              name="handoff_message"
+              rows={2}
+              maxLength={2000}
+              required
+              defaultValue={bot.handoff.message}
+            />
+            <small>The chatbot's answer to the message that hands the conversation to a person.</small>
+          </label>
+          <label>
+            Handoff phrases
+            <textarea
+              name="handoff_phrases"
+              rows={3}
+              defaultValue={bot.handoff.phrases.join("\n")}
+              placeholder={"talk to a person\nhuman please"}
+            />
+            <small>
+              One a line, at most 50 (scripted engine): a visitor message containing one asks for a person.
+            </small>
+          </label>
+          <label>
+            Close after inactivity (minutes)
+            <input
+              name="inactivity_timeout_minutes"
+              type="number"
+              min={1}
+              max={43200}
+              step={1}
+              defaultValue={bot.inactivity_timeout_minutes ?? ""}
+              placeholder="Never"
+            />
+            <small>A conversation quiet this long is closed. Empty: never.</small>
+          </label>
         </fieldset>
         {action.error !== null && <ErrorNotice error={action.error} />}
         {saved && (

@@ -1,16 +1,16 @@
 /**
  * How conversation statuses and message roles read in the console, in one place: a new status
- * (e.g. a handoff to a person) or a new role (a human agent, a system note) is one entry here, and
- * the lists, filters and transcripts pick it up.
+ * or a new role is one entry here, and the lists, filters, transcripts and the inbox pick it up.
  */
 import type { paths } from "../api/client.ts";
 
 type Conversation =
   paths["/manage/conversations"]["get"]["responses"][200]["content"]["application/json"]["conversations"][number];
 export type ConversationStatus = Conversation["status"];
-type TranscriptMessage =
+export type TranscriptMessage =
   paths["/manage/conversations/{conversation_id}"]["get"]["responses"][200]["content"]["application/json"]["messages"][number];
 export type MessageRole = TranscriptMessage["role"];
+export type StatusChange = NonNullable<TranscriptMessage["status_change"]>;
 
 export const statuses: Record<
   ConversationStatus,
@@ -21,12 +21,27 @@ export const statuses: Record<
   closed: { label: "Closed", tone: "muted", becameLabel: "Conversation closed" },
 };
 
-/** `side`: where the bubble sits (the visitor on the right, the organization's side on the left). */
-export const roles: Record<MessageRole, { label: (chatbot: string) => string; bubble: string }> = {
+/**
+ * `bubble`: how the message is drawn (the visitor on the right, the organization's side on the
+ * left, a person's replies apart from the chatbot's); `label`: who wrote it.
+ */
+export const roles: Record<
+  MessageRole,
+  { label: (chatbot: string, agentName: string | null) => string; bubble: string }
+> = {
   user: { label: () => "Visitor", bubble: "user" },
   assistant: { label: (chatbot) => chatbot, bubble: "assistant" },
-  agent: { label: () => "Agent", bubble: "assistant" },
+  agent: { label: (_, agentName) => `${agentName ?? "A person"} (person)`, bubble: "agent" },
   system: { label: () => "Status", bubble: "system" },
+};
+
+/** Why a status changed, as the end of a sentence ("Handed to a person …"). */
+const causes: Record<StatusChange["cause"], (actor: string | null) => string> = {
+  client: () => "by the client application",
+  visitor: () => "at the visitor's request",
+  engine: () => "by the chatbot",
+  agent: (actor) => (actor ? `by ${actor}` : "by a person"),
+  inactivity: () => "after inactivity",
 };
 
 export const statusOf = (status: string) =>
@@ -37,4 +52,18 @@ export const statusOf = (status: string) =>
   };
 
 export const roleOf = (role: string) =>
-  roles[role as MessageRole] ?? { label: () => role.charAt(0).toUpperCase() + role.slice(1), bubble: role };
+  roles[role as MessageRole] ?? {
+    label: () => role.charAt(0).toUpperCase() + role.slice(1),
+    bubble: role,
+  };
+
+/** A status change as a sentence: "Handed to a person by Ada", "Conversation closed after inactivity". */
+export function describeStatusChange(change: {
+  to: string;
+  cause: string;
+  actor?: { name: string | null } | null;
+}): string {
+  const cause = causes[change.cause as StatusChange["cause"]];
+  const why = cause ? cause(change.actor?.name ?? null) : `(${change.cause})`;
+  return `${statusOf(change.to).becameLabel} ${why}`;
+}

@@ -16,7 +16,8 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { type ConversationStatus, roleOf, statuses, statusOf } from "./conversation-vocabulary.ts";
+import { type ConversationStatus, statuses, statusOf } from "./conversation-vocabulary.ts";
+import { TranscriptEntries } from "./transcript.tsx";
 
 type Page = paths["/manage/conversations"]["get"]["responses"][200]["content"]["application/json"];
 type Conversation = Page["conversations"][number];
@@ -52,6 +53,7 @@ export function ConversationsPage() {
         title="Conversations"
         intro="Every conversation with your chatbots, the most recent activity first."
       />
+      <ConversationTabs />
       <form
         // Mounted afresh when the location or the chatbots change: its fields start from the URL.
         key={`${key}-${names.size}`}
@@ -119,6 +121,16 @@ export function ConversationsPage() {
       </form>
       <ConversationList key={`${organizationId.value}${key}`} filters={filters} names={names} />
     </>
+  );
+}
+
+/** The two views of conversations: every one with filters, and the Inbox people answer from. */
+export function ConversationTabs() {
+  return (
+    <nav aria-label="Conversations" class="tabs">
+      <Link href="/conversations">All conversations</Link>
+      <Link href="/conversations/inbox">Inbox</Link>
+    </nav>
   );
 }
 
@@ -244,7 +256,12 @@ export function ConversationPage({ conversationId }: { conversationId: string })
               }
             >
               <Link href="/conversations">All conversations</Link>
-              {canWrite.value && conversation.status === "open" && (
+              {conversation.status !== "closed" && (
+                <Link href={`/conversations/inbox?conversation=${conversation.conversation_id}`}>
+                  {canWrite.value ? "Answer in the Inbox" : "Follow in the Inbox"}
+                </Link>
+              )}
+              {canWrite.value && conversation.status !== "closed" && (
                 <ConfirmButton
                   label="Close conversation"
                   question="Close this conversation?"
@@ -285,6 +302,8 @@ export function ConversationPage({ conversationId }: { conversationId: string })
               </dl>
             </article>
             <TranscriptView
+              // Drawn afresh when a change (closing it, say) added messages: it keeps its pages.
+              key={conversation.last_activity_at}
               first={conversation}
               chatbot={chatbot}
               fallbackReply={bot?.fallback_reply ?? null}
@@ -295,10 +314,6 @@ export function ConversationPage({ conversationId }: { conversationId: string })
     </Loaded>
   );
 }
-
-type Entry =
-  | { at: string; kind: "message"; message: Transcript["messages"][number] }
-  | { at: string; kind: "status"; status: string };
 
 function TranscriptView({
   first,
@@ -312,36 +327,20 @@ function TranscriptView({
   const [messages, setMessages] = useState(first.messages);
   const [cursor, setCursor] = useState(first.next_cursor);
   const loadMore = useAction();
-  const entries: Entry[] = messages.map((message) => ({ at: message.created_at, kind: "message", message }));
-  if (first.status_changed_at && !cursor)
-    entries.push({ at: first.status_changed_at, kind: "status", status: first.status });
-  entries.sort((a, b) => a.at.localeCompare(b.at));
   return (
     <article aria-labelledby="transcript-title">
       <h2 id="transcript-title">Transcript</h2>
-      {entries.length === 0 ? (
+      {messages.length === 0 && !first.status_changed_at ? (
         <Empty>No messages yet.</Empty>
       ) : (
-        <div class="chat transcript">
-          {entries.map((entry) =>
-            entry.kind === "status" ? (
-              <p class="event" key={`status-${entry.at}`}>
-                {statusOf(entry.status).becameLabel} · {formatTime(entry.at)}
-              </p>
-            ) : (
-              <Message
-                key={entry.message.message_id}
-                message={entry.message}
-                chatbot={chatbot}
-                // As usage counts them: the engine failed, or (scripted) had no answer.
-                fallback={
-                  entry.message.fallback ||
-                  (entry.message.role === "assistant" && entry.message.content === fallbackReply)
-                }
-              />
-            ),
-          )}
-        </div>
+        <TranscriptEntries
+          messages={messages}
+          status={first.status}
+          statusChangedAt={first.status_changed_at}
+          complete={!cursor}
+          chatbot={chatbot}
+          fallbackReply={fallbackReply}
+        />
       )}
       {loadMore.busy && <Loading />}
       {loadMore.error !== null && <ErrorNotice error={loadMore.error} />}
@@ -365,55 +364,5 @@ function TranscriptView({
         </button>
       )}
     </article>
-  );
-}
-
-const lookupTone = (outcome: string) =>
-  outcome === "found" ? "good" : outcome === "not_found" ? "muted" : "bad";
-
-function Message({
-  message,
-  chatbot,
-  fallback,
-}: {
-  message: Transcript["messages"][number];
-  chatbot: string;
-  fallback: boolean;
-}) {
-  const role = roleOf(message.role);
-  return (
-    <div class={`bubble ${role.bubble}`}>
-      <span class="who">
-        {role.label(chatbot)} · {formatTime(message.created_at)}
-      </span>
-      {message.content}
-      {message.attachments.map((attachment, index) => {
-        const url = typeof attachment.url === "string" ? attachment.url : null;
-        return url ? (
-          <img
-            key={url}
-            src={url}
-            alt={`Attachment ${index + 1} the visitor sent`}
-            loading="lazy"
-            referrerPolicy="no-referrer"
-          />
-        ) : (
-          <span key={String(attachment.sha256 ?? index)} class="badge muted">
-            Uploaded image ({String(attachment.media_type ?? "image")}, not kept)
-          </span>
-        );
-      })}
-      {(fallback || message.lookups.length > 0) && (
-        <span class="lookups">
-          {fallback && <Badge tone="warn">Fallback reply</Badge>}
-          {message.lookups.map((lookup) => (
-            <Badge key={lookup.tool_id + lookup.outcome} tone={lookupTone(lookup.outcome)}>
-              Look-up {lookup.tool_name}: {lookup.outcome.replace("_", " ")}
-              {lookup.cached ? " (cached)" : ""}
-            </Badge>
-          ))}
-        </span>
-      )}
-    </div>
   );
 }

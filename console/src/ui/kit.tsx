@@ -144,6 +144,7 @@ export function ConfirmButton({
   confirmLabel,
   onConfirm,
   class: className = "secondary outline small",
+  disabled = false,
 }: {
   label: string;
   question: string;
@@ -151,6 +152,7 @@ export function ConfirmButton({
   confirmLabel: string;
   onConfirm: () => Promise<void>;
   class?: string;
+  disabled?: boolean;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const action = useAction();
@@ -160,7 +162,7 @@ export function ConfirmButton({
   };
   return (
     <>
-      <button type="button" class={className} onClick={() => dialog.current?.showModal()}>
+      <button type="button" class={className} disabled={disabled} onClick={() => dialog.current?.showModal()}>
         {label}
       </button>
       <dialog ref={dialog} aria-label={question}>

@@ -1,0 +1,268 @@
+/**
+ * Conversations → Inbox in Chromium: a conversation handed to a person is listed first; a visitor's
+ * message sent over the public API meanwhile appears in the open Inbox without a reload; an admin
+ * replies from it (the reply is in the public history as role `agent` under their display name),
+ * hands back, takes over and closes (each change seen over the API); a viewer follows it without a
+ * write control; and a chatbot's handoff settings are edited on its form and then act on a turn.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createChatbot } from "#functions/domain/chatbots";
+import { inviteMember } from "#functions/domain/people";
+import {
+  type ConsolePage,
+  checkPage,
+  demo,
+  go,
+  hasChromium,
+  launch,
+  openConsole,
+  screenshot,
+  settled,
+  signIn,
+  writeControls,
+} from "#test/support/browser";
+import { api, call, domain, isLocal } from "#test/support/harness";
+import { type Person, seedPerson } from "#test/support/management";
+
+let browser: Browser;
+let admin: ConsolePage;
+let page: Page;
+let agent: Person;
+const agentName = "Ada Agent";
+const stamp = Date.now().toString(36);
+const externalId = `inbox-${stamp}`;
+let conversationId: string;
+
+async function startConversation(external: string): Promise<string> {
+  const started = await api.startConversation(demo().apiKey, {
+    chatbot_id: demo().chatbotId,
+    external_id: external,
+  });
+  if (started.status !== 200) throw new Error(`not started: ${started.status} ${started.text}`);
+  return started.body.conversation_id;
+}
+
+async function say(id: string, message: string): Promise<{ status: string; messages: unknown[] }> {
+  const answer = await api.sendMessage(demo().apiKey, { conversation_id: id, message });
+  if (answer.status !== 200) throw new Error(`message refused: ${answer.status} ${answer.text}`);
+  return answer.body as unknown as { status: string; messages: unknown[] };
+}
+
+async function handOff(id: string): Promise<void> {
+  const answer = await call("POST", `/api/conversation/${id}/handoff`, { key: demo().apiKey, body: {} });
+  if (answer.status !== 200) throw new Error(`handoff refused: ${answer.status} ${answer.text}`);
+}
+
+/** The conversation's status as the public API reads it. */
+async function statusOverApi(id: string): Promise<string> {
+  const answer = await call<{ status: string }>("GET", `/api/conversation/${id}`, { key: demo().apiKey });
+  return answer.body.status;
+}
+
+const button = (name: string) => page.getByRole("button", { name, exact: true });
+
+describe.runIf(isLocal && hasChromium)("the Inbox", () => {
+  beforeAll(async () => {
+    // A person of the demo organization with a display name of their own, so replies show it.
+    agent = await seedPerson("agent");
+    await inviteMember(
+      domain(),
+      {
+        find: async () => ({ userId: agent.userId, email: agent.email }),
+        invite: async () => ({ userId: agent.userId, email: agent.email, invited: false }),
+      },
+      { organizationId: demo().organizationId, email: agent.email, role: "admin", displayName: agentName },
+    );
+    conversationId = await startConversation(externalId);
+    await say(conversationId, "Hello, my parcel arrived damaged.");
+    await handOff(conversationId);
+    browser = await launch();
+    admin = await openConsole(browser);
+    page = admin.page;
+    await signIn(page, agent.email, agent.password);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("lists waiting conversations first and shows a visitor's new message without a reload", async () => {
+    await go(page, "Conversations");
+    await page
+      .getByRole("navigation", { name: "Conversations" })
+      .getByRole("link", { name: "Inbox" })
+      .click();
+    await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+    await settled(page);
+    const waiting = page.getByRole("list", { name: /^Waiting for a person/ });
+    await waiting.getByRole("link", { name: new RegExp(externalId) }).click();
+    await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
+    const log = page.getByRole("log", { name: "Messages" });
+    await log.getByText("Hello, my parcel arrived damaged.").waitFor();
+    await log.getByText(/^Handed to a person by the client application ·/).waitFor();
+    expect(await button("Take over").isDisabled()).toBe(true);
+    expect(await button("Hand back").isEnabled()).toBe(true);
+    expect(await button("Close").isEnabled()).toBe(true);
+
+    // A mark on the window survives only if the page is not loaded again.
+    await page.evaluate("window.inboxMark = 'still here'");
+    const answer = await say(conversationId, "Is anyone there? The box is crushed.");
+    expect(answer).toMatchObject({ status: "handoff", messages: [] });
+    await log.getByText("Is anyone there? The box is crushed.").waitFor({ timeout: 30_000 });
+    expect(await page.evaluate("window.inboxMark")).toBe("still here");
+    await checkPage(admin, "inbox");
+  });
+
+  it("stops looking for news while the tab is hidden and once the page is left", async () => {
+    const polls: string[] = [];
+    const onRequest = (request: { url: () => string }) => {
+      if (new URL(request.url()).pathname.startsWith("/manage/conversations")) polls.push(request.url());
+    };
+    const setHidden = (hidden: boolean) =>
+      page.evaluate(
+        `Object.defineProperty(document, "hidden", { configurable: true, get: () => ${hidden} });
+         document.dispatchEvent(new Event("visibilitychange"));`,
+      );
+    // Longer than both polling intervals: a page still polling would ask at least twice meanwhile.
+    const quietWindow = async () => {
+      await page.waitForTimeout(1_500); // requests already on their way
+      polls.length = 0;
+      await page.waitForTimeout(7_000);
+      return [...polls];
+    };
+    page.on("request", onRequest);
+    try {
+      await expect.poll(() => polls.length).toBeGreaterThan(0);
+      await setHidden(true);
+      expect(await quietWindow(), "requests while hidden").toEqual([]);
+      await setHidden(false);
+      await expect.poll(() => polls.length).toBeGreaterThan(0);
+      await go(page, "Overview");
+      expect(await quietWindow(), "requests after leaving the Inbox").toEqual([]);
+    } finally {
+      page.off("request", onRequest);
+    }
+    await page.goBack();
+    await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
+    await settled(page);
+  });
+
+  it("sends the admin's reply as role agent under their display name", async () => {
+    const reply = "Sorry to hear that! I am sending a new one today.";
+    await page.getByLabel("Reply to the visitor").fill(reply);
+    await button("Send reply").click();
+    const bubble = page.getByRole("log", { name: "Messages" }).locator(".bubble.agent", { hasText: reply });
+    await bubble.waitFor();
+    expect((await bubble.locator(".who").textContent()) ?? "").toMatch(
+      new RegExp(`^${agentName} \\(person\\)`),
+    );
+    expect(await page.getByLabel("Reply to the visitor").inputValue()).toBe("");
+    await screenshot(page, "inbox");
+
+    const history = await api.listMessages(demo().apiKey, conversationId);
+    expect(history.status).toBe(200);
+    const last = history.body.messages.at(-1) as { role: string; content: string; agent_name?: string };
+    expect(last).toMatchObject({ role: "agent", content: reply, agent_name: agentName });
+  });
+
+  it("lists it under the status filter's handoff, and its transcript names the person and the changes", async () => {
+    await page.goto(`${demo().consoleUrl}/conversations?status=handoff&external_id=${externalId}`);
+    await page.getByRole("heading", { level: 1, name: "Conversations" }).waitFor();
+    await settled(page);
+    expect(await page.getByRole("combobox", { name: "Status" }).inputValue()).toBe("handoff");
+    expect(await page.getByRole("option", { name: "With a person" }).count()).toBe(1);
+    await expect.poll(() => page.getByRole("row").count()).toBe(2);
+    await page.getByRole("link", { name: /^Open/ }).click();
+    await page.getByRole("heading", { level: 1, name: "Conversation" }).waitFor();
+    await settled(page);
+    const transcript = page.getByRole("article", { name: "Transcript" });
+    await transcript.getByText(/^Handed to a person by the client application ·/).waitFor();
+    expect((await transcript.locator(".bubble.agent .who").textContent()) ?? "").toMatch(
+      new RegExp(`^${agentName} \\(person\\)`),
+    );
+    await page.getByRole("link", { name: "Answer in the Inbox" }).click();
+    await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+    await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
+    await settled(page);
+  });
+
+  it("hands back, takes over and closes, each change made on the API", async () => {
+    const log = page.getByRole("log", { name: "Messages" });
+    await button("Hand back").click();
+    await expect.poll(() => statusOverApi(conversationId)).toBe("open");
+    await log.getByText(new RegExp(`^Handed back to the chatbot by ${agentName} ·`)).waitFor();
+    await expect.poll(() => button("Take over").isEnabled()).toBe(true);
+    expect(await button("Hand back").isDisabled()).toBe(true);
+
+    await button("Take over").click();
+    await expect.poll(() => statusOverApi(conversationId)).toBe("handoff");
+    await expect.poll(() => button("Hand back").isEnabled()).toBe(true);
+    expect(await button("Take over").isDisabled()).toBe(true);
+
+    await button("Close").click();
+    await page.getByRole("dialog").getByRole("button", { name: "Close conversation" }).click();
+    await expect.poll(() => statusOverApi(conversationId)).toBe("closed");
+    await log.getByText(new RegExp(`^Conversation closed by ${agentName} ·`)).waitFor();
+    await expect.poll(() => button("Close").isDisabled()).toBe(true);
+    expect(await button("Take over").isDisabled()).toBe(true);
+    expect(await button("Hand back").isDisabled()).toBe(true);
+    expect(await page.getByLabel("Reply to the visitor").isDisabled()).toBe(true);
+    expect(await button("Send reply").isDisabled()).toBe(true);
+    await checkPage(admin, "inbox, closed conversation");
+  });
+
+  it("shows a viewer the conversation and its new messages, with no write control", async () => {
+    const id = await startConversation(`inbox-viewer-${stamp}`);
+    await say(id, "I would like to talk to someone.");
+    await handOff(id);
+    const viewer = await openConsole(browser);
+    await signIn(viewer.page, demo().viewerEmail, demo().viewerPassword);
+    await viewer.page.goto(`${demo().consoleUrl}/conversations/inbox?conversation=${id}`);
+    await viewer.page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+    const log = viewer.page.getByRole("log", { name: "Messages" });
+    await log.getByText("I would like to talk to someone.").waitFor();
+    expect(await writeControls(viewer.page)).toEqual([]);
+    await say(id, "Hello? Is this thing on?");
+    await log.getByText("Hello? Is this thing on?").waitFor({ timeout: 30_000 });
+    expect(await writeControls(viewer.page)).toEqual([]);
+    await checkPage(viewer, "inbox (viewer)");
+    await viewer.context.close();
+  });
+
+  it("edits a chatbot's handoff settings, which then hand a visitor to a person", async () => {
+    const bot = await createChatbot(domain(), {
+      organizationId: demo().organizationId,
+      name: `Handoff bot ${stamp}`,
+    });
+    await page.goto(`${demo().consoleUrl}/chatbots/${bot.chatbotId}`);
+    await page.getByRole("heading", { level: 1, name: bot.name }).waitFor();
+    await settled(page);
+    expect(await page.getByLabel("Visitors and the model may ask for a person").isChecked()).toBe(false);
+    await page.getByLabel("Visitors and the model may ask for a person").check();
+    await page.getByLabel("Handoff message").fill("A colleague will be with you in a moment.");
+    await page.getByLabel("Handoff phrases").fill("speak to a human\nreal person");
+    await page.getByLabel("Close after inactivity (minutes)").fill("90");
+    await button("Save settings").click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: bot.name }).waitFor();
+    await settled(page);
+    expect(await page.getByLabel("Visitors and the model may ask for a person").isChecked()).toBe(true);
+    expect(await page.getByLabel("Handoff phrases").inputValue()).toBe("speak to a human\nreal person");
+    expect(await page.getByLabel("Close after inactivity (minutes)").inputValue()).toBe("90");
+    await checkPage(admin, "chatbot settings with handoff");
+
+    const started = await api.startConversation(demo().apiKey, { chatbot_id: bot.chatbotId });
+    const id = started.body.conversation_id;
+    const answer = await api.sendMessage(demo().apiKey, {
+      conversation_id: id,
+      message: "Can I SPEAK TO A HUMAN please?",
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      status: "handoff",
+      messages: [{ role: "assistant", content: "A colleague will be with you in a moment." }],
+    });
+    expect(await statusOverApi(id)).toBe("handoff");
+  });
+});
