@@ -75,7 +75,10 @@ describe.runIf(isLocal && hasChromium)("signing in to the console", () => {
     await page.keyboard.type(demo().consolePassword);
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Overview" }).waitFor();
-    // The skip link comes first, then the navigation: all reachable with Tab.
+    // The page's heading takes the focus when the page opens, so screen readers announce it.
+    await expect.poll(() => focusedText(page)).toBe("Overview");
+    // From the top of the page the skip link comes first, then the navigation: all reachable with Tab.
+    await page.evaluate("document.activeElement && document.activeElement.blur()");
     await page.keyboard.press("Tab");
     expect(await focusedText(page)).toBe("Skip to content");
     await console.context.close();
