@@ -5,6 +5,7 @@ import { contextFromEnvironment } from "#functions/domain/context";
 import { listConversations } from "#functions/domain/conversation-listing";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import {
+  conversationFilters,
   publicConversationStatus,
   publicConversationView,
   toPublicConversationView,
@@ -47,12 +48,7 @@ const ctx = contextFromEnvironment();
 export const handler = apiHandler(contract, async ({ caller, query }) => {
   const page = await listConversations(ctx, {
     organizationId: caller.organizationId,
-    filters: {
-      ...(query.chatbot_id ? { chatbotId: query.chatbot_id } : {}),
-      ...(query.contact_id ? { contactId: query.contact_id } : {}),
-      ...(query.external_id ? { externalId: query.external_id } : {}),
-      ...(query.status ? { status: query.status } : {}),
-    },
+    filters: conversationFilters(query),
     limit: query.limit,
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
   });

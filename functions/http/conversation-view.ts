@@ -3,8 +3,9 @@
  * handoff and close answers), shared by those routes and published in the OpenAPI document.
  */
 import * as z from "zod/mini";
+import type { ConversationFilters } from "#functions/domain/conversation-listing";
 import { isoTimestamp } from "#functions/http/schemas";
-import type { ConversationRecord } from "#functions/store/items";
+import type { ConversationRecord, ConversationStatus } from "#functions/store/items";
 
 export const publicConversationStatus = z.enum(["open", "handoff", "closed"]);
 
@@ -36,3 +37,22 @@ export const toPublicConversationView = (
     (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
   message_count: record.messageCount ?? 0,
 });
+
+/** A listing's query parameters (public or management) as the domain's filters: the ones given only. */
+export function conversationFilters(query: {
+  chatbot_id?: string | undefined;
+  contact_id?: string | undefined;
+  external_id?: string | undefined;
+  status?: ConversationStatus | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}): ConversationFilters {
+  return {
+    ...(query.chatbot_id ? { chatbotId: query.chatbot_id } : {}),
+    ...(query.contact_id ? { contactId: query.contact_id } : {}),
+    ...(query.external_id ? { externalId: query.external_id } : {}),
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.from ? { from: query.from } : {}),
+    ...(query.to ? { to: query.to } : {}),
+  };
+}

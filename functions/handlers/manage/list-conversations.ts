@@ -4,6 +4,7 @@ import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listConversations } from "#functions/domain/conversation-listing";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { conversationFilters } from "#functions/http/conversation-view";
 import {
   conversationStatus,
   conversationView,
@@ -60,14 +61,7 @@ const ctx = contextFromEnvironment();
 export const handler = apiHandler(contract, async ({ caller, query }) => {
   const page = await listConversations(ctx, {
     organizationId: caller.organizationId,
-    filters: {
-      ...(query.chatbot_id ? { chatbotId: query.chatbot_id } : {}),
-      ...(query.contact_id ? { contactId: query.contact_id } : {}),
-      ...(query.external_id ? { externalId: query.external_id } : {}),
-      ...(query.status ? { status: query.status } : {}),
-      ...(query.from ? { from: query.from } : {}),
-      ...(query.to ? { to: query.to } : {}),
-    },
+    filters: conversationFilters(query),
     limit: query.limit,
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
   });
