@@ -26,3 +26,12 @@ export function config(): ConsoleConfig {
   if (!loaded) throw new Error("configuration not loaded yet");
   return loaded;
 }
+
+/**
+ * The streaming endpoint's base URL, absolute and without a trailing slash, or null on a stage
+ * without one. It is on the console's own domain, which an organization's apps may call too.
+ */
+export function streamBaseUrl(): string | null {
+  const { streamUrl } = config();
+  return streamUrl ? new URL(streamUrl, location.origin).href.replace(/\/$/, "") : null;
+}

@@ -1,5 +1,5 @@
 /**
- * Settings → API in Chromium: the API's base URL, a key created with a name and scope (shown
+ * Settings → API in Chromium: the API's base URL and streaming endpoint, a key created with a name and scope (shown
  * once, copied with its button, with a ready curl command naming one of the organization's
  * chatbots) that then works over HTTP, and revoked with a confirmation, after which it is refused.
  */
@@ -27,12 +27,14 @@ describe.runIf(isLocal && hasChromium)("Settings → API", () => {
     await browser?.close();
   });
 
-  it("creates a key that answers 200 with the curl it shows, and revokes it (then 401)", async () => {
+  it("creates a key that answers 200 with the curl it shows and streams at the URL it shows, and revokes it (then 401)", async () => {
     const console = await openConsole(browser);
     const { page } = console;
     await signIn(page, demo().consoleEmail, demo().consolePassword);
     await go(page, "Settings → API");
     expect(await page.getByRole("textbox", { name: "API base URL" }).inputValue()).toBe(demo().baseUrl);
+    const streamEndpoint = await page.getByRole("textbox", { name: "Streaming endpoint" }).inputValue();
+    expect(streamEndpoint).toBe(`${new URL(demo().consoleUrl).origin}/api/message/stream`);
 
     await page.getByLabel("Name").fill("Website widget");
     await page.getByRole("combobox", { name: "Scope" }).selectOption("chat");
@@ -56,6 +58,21 @@ describe.runIf(isLocal && hasChromium)("Settings → API", () => {
     // The command, as a terminal would send it.
     const started = await call("POST", "/api/conversation", { key, body: { chatbot_id: chatbotId } });
     expect(started.status).toBe(200);
+    // And a streamed turn at the streaming endpoint the page shows.
+    const streamed = await fetch(streamEndpoint, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        conversation_id: (started.body as { conversation_id: string }).conversation_id,
+        message: "Hello",
+      }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = await streamed.text();
+    expect(events).toContain("event: message.start");
+    expect(events).toContain("event: message.end");
 
     await page.getByRole("button", { name: "I have stored the key" }).click();
     expect(await shown.count()).toBe(0);

@@ -1,10 +1,11 @@
 /**
- * Settings → API: the API's base URL and the organization's keys. A new key is shown once, with
+ * Settings → API: the API's base URL, the streaming endpoint's (when the stage has one) and the
+ * organization's keys. A new key is shown once, with
  * a copy button and a ready curl command that starts a conversation with one of the chatbots.
  */
 import { useState } from "preact/hooks";
 import { api, must, type paths } from "../api/client.ts";
-import { config } from "../config.ts";
+import { config, streamBaseUrl } from "../config.ts";
 import { canWrite, organizationId } from "../lib/workspace.ts";
 import {
   Badge,
@@ -34,6 +35,7 @@ export function curlFor(key: string, chatbotId: string): string {
 
 export function ApiSettingsPage() {
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const streamBase = streamBaseUrl();
   return (
     <>
       <PageHeader title="Settings → API" intro="Connect your website, app or automation to your chatbots." />
@@ -47,6 +49,19 @@ export function ApiSettingsPage() {
           Send <code>Authorization: Bearer &lt;API key&gt;</code> with every request.{" "}
           <a href="/openapi.json">OpenAPI document</a>
         </small>
+        {streamBase && (
+          <>
+            <h3>Streamed replies</h3>
+            <div class="secret">
+              <input readOnly value={`${streamBase}/api/message/stream`} aria-label="Streaming endpoint" />
+              <CopyButton text={`${streamBase}/api/message/stream`} label="Copy streaming URL" />
+            </div>
+            <small>
+              Same key and body as <code>POST /api/message</code>; the reply comes as server-sent events while
+              it is written.
+            </small>
+          </>
+        )}
       </article>
       {canWrite.value ? (
         <>

@@ -7,7 +7,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, must, type paths, publicApi } from "../api/client.ts";
-import { config } from "../config.ts";
+import { streamBaseUrl } from "../config.ts";
 import { serverSentEvents } from "../lib/event-stream.ts";
 import { organizationId } from "../lib/workspace.ts";
 import { ErrorNotice, useAction } from "../ui/kit.tsx";
@@ -28,11 +28,10 @@ type StoredReply =
 /** Streams one turn: `onLine` gets each reply message as it grows, and once more as stored. */
 async function streamTurn(
   key: string,
-  streamUrl: string,
+  base: string,
   body: { conversation_id: string; message: string },
   onLine: (line: Line) => void,
 ): Promise<void> {
-  const base = new URL(streamUrl, location.origin).href.replace(/\/$/, "");
   const stream = await must(publicApi(key, base).POST("/api/message/stream", { body, parseAs: "stream" }));
   if (!stream) throw new ApiError("The reply stream was empty.", 200, undefined, []);
   let current = null as Line | null;
@@ -97,9 +96,9 @@ export function TryIt({ bot }: { bot: Chatbot }) {
     }
     setLines((current) => [...current, { id: `local-${current.length}`, role: "user", content: text }]);
     const body = { conversation_id: id, message: text };
-    const { streamUrl } = config();
-    if (streamUrl) {
-      await streamTurn(key, streamUrl, body, (line) =>
+    const streamBase = streamBaseUrl();
+    if (streamBase) {
+      await streamTurn(key, streamBase, body, (line) =>
         setLines((current) => {
           const at = current.findIndex((candidate) => candidate.id === line.id);
           return at === -1
