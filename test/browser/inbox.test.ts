@@ -3,7 +3,8 @@
  * message sent over the public API meanwhile appears in the open Inbox without a reload; an admin
  * replies from it (the reply is in the public history as role `agent` under their display name),
  * hands back, takes over and closes (each change seen over the API); a viewer follows it without a
- * write control; and a chatbot's handoff settings are edited on its form and then act on a turn.
+ * write control; a chatbot's handoff settings are edited on its form and then act on a turn; and
+ * with more conversations waiting than one page holds, the Inbox says so and links to them all.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +24,7 @@ import {
   writeControls,
 } from "#test/support/browser";
 import { api, call, domain, isLocal } from "#test/support/harness";
-import { type Person, seedPerson } from "#test/support/management";
+import { type Person, seedManagedTenant, seedPerson } from "#test/support/management";
 
 let browser: Browser;
 let admin: ConsolePage;
@@ -264,5 +265,46 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
       messages: [{ role: "assistant", content: "A colleague will be with you in a moment." }],
     });
     expect(await statusOverApi(id)).toBe("handoff");
+  });
+});
+
+describe.runIf(isLocal && hasChromium)("the Inbox with more than a page waiting", () => {
+  it("shows 100 of 101 waiting conversations, says more are waiting and links to them all", async () => {
+    const tenant = await seedManagedTenant({ rateLimit: 10_000 });
+    const waiting: string[] = [];
+    // 101 conversations handed to a person, over the public API, ten at a time.
+    for (let batch = 0; batch < 101; batch += 10) {
+      const ids = await Promise.all(
+        Array.from({ length: Math.min(10, 101 - batch) }, async () => {
+          const started = await api.startConversation(tenant.apiKey, { chatbot_id: tenant.chatbotId });
+          if (started.status !== 200) throw new Error(`not started: ${started.status} ${started.text}`);
+          const id = started.body.conversation_id;
+          const answer = await call("POST", `/api/conversation/${id}/handoff`, {
+            key: tenant.apiKey,
+            body: {},
+          });
+          if (answer.status !== 200) throw new Error(`handoff refused: ${answer.status} ${answer.text}`);
+          return id;
+        }),
+      );
+      waiting.push(...ids);
+    }
+    const ownBrowser = await launch();
+    try {
+      const { page: inbox } = await openConsole(ownBrowser);
+      await signIn(inbox, tenant.admin.email, tenant.admin.password);
+      await inbox.goto(`${demo().consoleUrl}/conversations/inbox`);
+      await inbox.getByRole("heading", { level: 2, name: "Waiting for a person (100+)" }).waitFor();
+      const list = inbox.getByRole("list", { name: /^Waiting for a person/ });
+      expect(await list.getByRole("listitem").count()).toBe(100);
+      await inbox.getByText(/More are waiting than these 100, the most recently active\./).waitFor();
+      await inbox.getByRole("link", { name: "All waiting conversations" }).click();
+      await inbox.getByRole("heading", { level: 1, name: "Conversations" }).waitFor();
+      expect(new URL(inbox.url()).search).toBe("?status=handoff");
+      expect(await inbox.getByRole("combobox", { name: "Status" }).inputValue()).toBe("handoff");
+    } finally {
+      await ownBrowser.close();
+    }
+    expect(waiting).toHaveLength(101);
   });
 });

@@ -39,6 +39,8 @@ const LIST_POLL_MS = 5_000;
 const TRANSCRIPT_POLL_MS = 2_500;
 /** Open conversations shown below the waiting ones: the most recently active. */
 const RECENT_OPEN = 25;
+/** Waiting conversations shown (one page, the API's largest); past that the list says so and links to all. */
+const WAITING_SHOWN = 100;
 
 export function InboxPage() {
   const selected = queryParam("conversation");
@@ -80,15 +82,19 @@ export function InboxPage() {
 
 interface Lists {
   waiting: Conversation[];
+  /** More conversations are waiting than the list shows. */
+  moreWaiting: boolean;
   open: Conversation[];
 }
 
 async function loadLists(): Promise<Lists> {
   const [waiting, open] = await Promise.all([
-    must(api.GET("/manage/conversations", { params: { query: { status: "handoff", limit: 100 } } })),
+    must(
+      api.GET("/manage/conversations", { params: { query: { status: "handoff", limit: WAITING_SHOWN } } }),
+    ),
     must(api.GET("/manage/conversations", { params: { query: { status: "open", limit: RECENT_OPEN } } })),
   ]);
-  return { waiting: waiting.conversations, open: open.conversations };
+  return { waiting: waiting.conversations, moreWaiting: waiting.has_more, open: open.conversations };
 }
 
 function InboxList({
@@ -130,18 +136,27 @@ function InboxList({
   return (
     <section class="inbox-list" aria-label="Conversations to answer">
       <Loaded state={state} retry={() => setRound((value) => value + 1)}>
-        {({ waiting, open }) => (
+        {({ waiting, moreWaiting, open }) => (
           <>
             {staleError !== null && (
               <p class="notice error" role="status">
                 Could not refresh the list: {messageOf(staleError)}
               </p>
             )}
-            <h2 id="inbox-waiting">Waiting for a person ({waiting.length})</h2>
+            <h2 id="inbox-waiting">
+              Waiting for a person ({waiting.length}
+              {moreWaiting ? "+" : ""})
+            </h2>
             {waiting.length === 0 ? (
               <p class="intro">No conversation is waiting for a person.</p>
             ) : (
               <InboxItems labelledBy="inbox-waiting" items={waiting} names={names} selected={selected} />
+            )}
+            {moreWaiting && (
+              <p class="intro">
+                More are waiting than these {waiting.length}, the most recently active.{" "}
+                <Link href="/conversations?status=handoff">All waiting conversations</Link>
+              </p>
             )}
             <h2 id="inbox-open">Open, recent activity</h2>
             {open.length === 0 ? (
