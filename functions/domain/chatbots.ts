@@ -310,6 +310,19 @@ function checkedSettings(record: ChatbotRecord): ChatbotRecord {
   if (!Number.isInteger(record.maxOutputTokens) || !Number.isInteger(record.historyWindow)) {
     problems.push("maxOutputTokens and historyWindow must be whole numbers");
   }
+  if (record.handoff) {
+    text("handoffMessage", record.handoff.message, true);
+    if (record.handoff.phrases.length > chatbotLimits.handoffPhrases) {
+      problems.push(`handoff phrases must be at most ${chatbotLimits.handoffPhrases}`);
+    }
+    for (const phrase of record.handoff.phrases) text("handoffPhrase", phrase, true);
+  }
+  if (record.inactivityTimeoutMinutes !== undefined) {
+    range("inactivityTimeoutMinutes", record.inactivityTimeoutMinutes, chatbotLimits.inactivityTimeoutMinutes);
+    if (!Number.isInteger(record.inactivityTimeoutMinutes)) {
+      problems.push("inactivityTimeoutMinutes must be a whole number");
+    }
+  }
   problems.push(...engineProblems(record.engine));
   if (problems.length > 0) throw new AppError("invalid_argument", { detail: problems.join("; ") });
   return record;

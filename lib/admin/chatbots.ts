@@ -1,4 +1,6 @@
 /** `chatbots …`, `knowledge …` and `conversations …`: what a chatbot is and knows, and closing a conversation. */
+
+import { handoffDefaults } from "#functions/agent/handoff";
 import {
   addKnowledgeEntry,
   type ChatbotSettings,
@@ -11,8 +13,16 @@ import {
 } from "#functions/domain/chatbots";
 import { closeConversation } from "#functions/domain/conversations";
 import { AppError } from "#functions/errors";
-import type { EngineConfig } from "#functions/store/items";
-import { type Command, type CommandInput, numberOption, optional, positional, required } from "./command.ts";
+import type { ChatbotRecord, EngineConfig, HandoffSettings } from "#functions/store/items";
+import {
+  type Command,
+  type CommandInput,
+  numberOption,
+  optional,
+  positional,
+  repeated,
+  required,
+} from "./command.ts";
 
 const settingOptions = {
   name: { type: "string" },
@@ -28,6 +38,13 @@ const settingOptions = {
   model: { type: "string" },
   "api-key-secret": { type: "string" },
   "no-api-key": { type: "boolean" },
+  handoff: { type: "boolean" },
+  "no-handoff": { type: "boolean" },
+  "handoff-message": { type: "string" },
+  "handoff-phrase": { type: "string", multiple: true },
+  "no-handoff-phrases": { type: "boolean" },
+  "inactivity-timeout": { type: "string" },
+  "no-inactivity-timeout": { type: "boolean" },
 } as const;
 
 const settingHelp = {
@@ -46,6 +63,14 @@ const settingHelp = {
   "api-key-secret":
     "openai: name of the secret holding the API key, for servers that need one (Secrets Manager on AWS, MODEL_SECRET_<NAME> or .local/secrets/<name> locally); kept while --base-url stays the same",
   "no-api-key": "openai: the server needs no key (a local Ollama, say): drop the configured --api-key-secret",
+  handoff: "Let the visitor and the model hand the conversation to a person (clients and people always may)",
+  "no-handoff": "Do not let the visitor or the model hand the conversation to a person",
+  "handoff-message": "The chatbot's answer to the turn that starts a handoff",
+  "handoff-phrase":
+    "Scripted engine: a visitor message containing this (any case) asks for a person (repeatable; replaces the list)",
+  "no-handoff-phrases": "Clear the handoff phrases",
+  "inactivity-timeout": "Close a conversation after this many minutes without activity, 1–43200",
+  "no-inactivity-timeout": "Never close a conversation for inactivity",
 };
 
 /** Options that only mean something with --engine. */
@@ -91,7 +116,37 @@ function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig |
   }
 }
 
-function settingsFrom(input: CommandInput, current?: EngineConfig): Partial<ChatbotSettings> {
+/** Two options that say opposite things: at most one may be given. */
+function eitherFlag(input: CommandInput, yes: string, no: string): boolean | undefined {
+  const saidYes = input.values[yes] === true;
+  const saidNo = input.values[no] === true;
+  if (saidYes && saidNo)
+    throw new AppError("invalid_argument", { detail: `Give --${yes} or --${no}, not both` });
+  return saidYes ? true : saidNo ? false : undefined;
+}
+
+/** Handoff settings with the given options changed, the rest as they are (or the defaults). */
+function handoffFrom(input: CommandInput, current?: HandoffSettings): HandoffSettings | undefined {
+  const allowed = eitherFlag(input, "handoff", "no-handoff");
+  const message = optional(input, "handoff-message");
+  const phrases = repeated(input, "handoff-phrase");
+  const clearPhrases = input.values["no-handoff-phrases"] === true;
+  if (clearPhrases && phrases.length > 0) {
+    throw new AppError("invalid_argument", {
+      detail: "Give --handoff-phrase or --no-handoff-phrases, not both",
+    });
+  }
+  if (allowed === undefined && message === undefined && phrases.length === 0 && !clearPhrases)
+    return undefined;
+  return {
+    ...(current ?? handoffDefaults),
+    ...(allowed === undefined ? {} : { allowed }),
+    ...(message === undefined ? {} : { message }),
+    ...(phrases.length > 0 ? { phrases } : clearPhrases ? { phrases: [] } : {}),
+  };
+}
+
+function settingsFrom(input: CommandInput, current?: ChatbotRecord): Partial<ChatbotSettings> {
   const settings: Partial<ChatbotSettings> = {};
   const text = (option: string, field: "name" | "instructions" | "welcomeMessage" | "fallbackReply") => {
     const value = optional(input, option);
@@ -107,8 +162,19 @@ function settingsFrom(input: CommandInput, current?: EngineConfig): Partial<Chat
   if (maxOutputTokens !== undefined) settings.maxOutputTokens = maxOutputTokens;
   const historyWindow = numberOption(input, "history-window");
   if (historyWindow !== undefined) settings.historyWindow = historyWindow;
-  const engine = engineFrom(input, current);
+  const engine = engineFrom(input, current?.engine);
   if (engine) settings.engine = engine;
+  const handoff = handoffFrom(input, current?.handoff);
+  if (handoff) settings.handoff = handoff;
+  const timeout = numberOption(input, "inactivity-timeout");
+  if (timeout !== undefined && input.values["no-inactivity-timeout"] === true) {
+    throw new AppError("invalid_argument", {
+      detail: "Give --inactivity-timeout or --no-inactivity-timeout, not both",
+    });
+  }
+  if (timeout !== undefined) settings.inactivityTimeoutMinutes = timeout;
+  // Absent means never: the update's merge writes the chatbot without it.
+  else if (input.values["no-inactivity-timeout"] === true) settings.inactivityTimeoutMinutes = undefined;
   return settings;
 }
 
@@ -154,7 +220,7 @@ export const chatbotCommands: Command[] = [
       const organizationId = required(input, "org");
       const chatbotId = positional(input, 0, "chatbotId");
       const current = await getChatbot(ctx, organizationId, chatbotId);
-      return updateChatbot(ctx, organizationId, chatbotId, settingsFrom(input, current.engine));
+      return updateChatbot(ctx, organizationId, chatbotId, settingsFrom(input, current));
     },
   },
   {

@@ -44,6 +44,13 @@ export function optional(input: CommandInput, name: string): string | undefined 
   return typeof value === "string" ? value : undefined;
 }
 
+/** A repeatable option's values (`multiple: true`), in the order given. */
+export function repeated(input: CommandInput, name: string): string[] {
+  const raw: unknown = input.values[name];
+  if (raw === undefined) return [];
+  return (Array.isArray(raw) ? raw : [raw]).filter((item): item is string => typeof item === "string");
+}
+
 export function positional(input: CommandInput, index: number, name: string): string {
   const value = input.positionals[index];
   if (value === undefined || value.trim() === "") {

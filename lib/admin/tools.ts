@@ -29,6 +29,7 @@ import {
   numberOption,
   optional,
   positional,
+  repeated,
   required,
 } from "./command.ts";
 
@@ -37,16 +38,10 @@ function toolsContext(ctx: AdminContext): ToolsContext {
   return { db: ctx.db, clock: ctx.clock, ...(cipher ? { credentials: cipher } : {}) };
 }
 
-function list(input: CommandInput, name: string): string[] {
-  const raw: unknown = input.values[name];
-  if (raw === undefined) return [];
-  return (Array.isArray(raw) ? raw : [raw]).filter((item): item is string => typeof item === "string");
-}
-
 /** `field=value` pairs (repeatable option) as an object. */
 function pairs(input: CommandInput, name: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const pair of list(input, name)) {
+  for (const pair of repeated(input, name)) {
     const at = pair.indexOf("=");
     if (at <= 0) throw new AppError("invalid_argument", { detail: `--${name} takes field=value` });
     out[pair.slice(0, at)] = pair.slice(at + 1);

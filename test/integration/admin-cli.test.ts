@@ -281,6 +281,74 @@ describe("npm run admin", () => {
     expect(code).toBe(2);
     expect(err).toContain("npm start");
   });
+
+  it("sets a chatbot's handoff and inactivity timeout, which then act on a turn, and clears them", async () => {
+    const org = (await admin("organizations", "create", "--name", "Handoff Shop", "--json")).json<{
+      organizationId: string;
+    }>();
+    const key = (await admin("keys", "create", "--org", org.organizationId, "--json")).json<{
+      apiKey: string;
+    }>();
+    const created = await admin(
+      "chatbots",
+      "create",
+      "--org",
+      org.organizationId,
+      "--name",
+      "desk",
+      "--handoff",
+      "--handoff-message",
+      "A colleague takes over now.",
+      "--handoff-phrase",
+      "speak to a human",
+      "--handoff-phrase",
+      "real person",
+      "--inactivity-timeout",
+      "90",
+      "--json",
+    );
+    expect(created.code, created.err).toBe(0);
+    const bot = created.json<{ chatbotId: string }>();
+    expect(bot).toMatchObject({
+      handoff: {
+        allowed: true,
+        message: "A colleague takes over now.",
+        phrases: ["speak to a human", "real person"],
+      },
+      inactivityTimeoutMinutes: 90,
+    });
+
+    const conversationId = await newConversation({
+      organizationId: org.organizationId,
+      apiKey: key.apiKey,
+      keyId: "",
+      chatbotId: bot.chatbotId,
+    });
+    const turn = await api.sendMessage(key.apiKey, {
+      conversation_id: conversationId,
+      message: "Can I talk to a REAL PERSON?",
+    });
+    expect(turn.status, turn.text).toBe(200);
+    expect(turn.body).toMatchObject({
+      status: "handoff",
+      messages: [{ role: "assistant", content: "A colleague takes over now." }],
+    });
+
+    const update = (...args: string[]) =>
+      admin("chatbots", "update", "--org", org.organizationId, bot.chatbotId, ...args, "--json");
+    const cleared = await update("--no-handoff", "--no-handoff-phrases", "--no-inactivity-timeout");
+    expect(cleared.code, cleared.err).toBe(0);
+    expect(cleared.json()).toMatchObject({
+      handoff: { allowed: false, message: "A colleague takes over now.", phrases: [] },
+    });
+    expect(cleared.json()).not.toHaveProperty("inactivityTimeoutMinutes");
+    const both = await update("--handoff", "--no-handoff");
+    const outOfRange = await update("--inactivity-timeout", "0");
+    expect(both.code).toBe(2);
+    expect(both.json()).toMatchObject({ error: { code: "invalid_argument" } });
+    expect(outOfRange.code).toBe(2);
+    expect(outOfRange.json()).toMatchObject({ error: { code: "invalid_argument" } });
+  });
 });
 
 describe.runIf(isLocal)("an OpenAI-compatible model that needs no key (e.g. Ollama)", () => {
