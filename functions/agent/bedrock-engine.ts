@@ -136,6 +136,7 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
         throw new EngineError("malformed_output", "Stop reason tool_use without a toolUse block");
       const results: ContentBlock[] = [];
       for (const use of uses) {
+        turn.onToolCall?.(use.name ?? "", text.value);
         const outcome = await runToolCall(turn.tools, use.name ?? "", use.input ?? {}, signal);
         toolCalls++;
         results.push({

@@ -81,6 +81,11 @@ export interface EngineTurn {
    * An engine that has its reply at once hands it over in one piece.
    */
   onText?: (delta: string) => void;
+  /**
+   * Told of each tool call just before it runs, with the reply's text so far (streamed or not:
+   * the same text, and in a stream what the visitor has been shown by then).
+   */
+  onToolCall?: (name: string, textSoFar: string) => void;
 }
 
 export interface TokenUsage {

@@ -227,6 +227,7 @@ async function reply(api: ChatApi, options: OpenAiEngineOptions, turn: EngineTur
           // Told, the model can correct itself in the next round; counted against MAX_TOOL_ROUNDS.
           outcome = { status: "error", content: { error: "The arguments were not a JSON object." } };
         } else {
+          turn.onToolCall?.(call.function.name, text.value);
           outcome = await runToolCall(turn.tools, call.function.name, input, signal);
           toolCalls++;
         }

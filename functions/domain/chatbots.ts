@@ -318,7 +318,11 @@ function checkedSettings(record: ChatbotRecord): ChatbotRecord {
     for (const phrase of record.handoff.phrases) text("handoffPhrase", phrase, true);
   }
   if (record.inactivityTimeoutMinutes !== undefined) {
-    range("inactivityTimeoutMinutes", record.inactivityTimeoutMinutes, chatbotLimits.inactivityTimeoutMinutes);
+    range(
+      "inactivityTimeoutMinutes",
+      record.inactivityTimeoutMinutes,
+      chatbotLimits.inactivityTimeoutMinutes,
+    );
     if (!Number.isInteger(record.inactivityTimeoutMinutes)) {
       problems.push("inactivityTimeoutMinutes must be a whole number");
     }

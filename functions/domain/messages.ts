@@ -35,7 +35,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@
 import { raceAbort } from "#functions/agent/deadline";
 import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
-import { asksForPerson, withRequestHuman } from "#functions/agent/handoff";
+import { asksForPerson, REQUEST_HUMAN_TOOL, withRequestHuman } from "#functions/agent/handoff";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
@@ -598,9 +598,9 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       };
     }
     const offered = handoff && engine.kind !== "scripted" ? withRequestHuman(toolBox) : undefined;
-    // What the visitor already saw streamed before the model asked for a person (a short line
-    // before its tool call): it stays a message of its own, so the deltas add up to what is stored.
-    let shownBeforeHandoff = "";
+    // What the model wrote before it asked for a person (a short line before its tool call; in a
+    // stream, the visitor has seen it): a message of its own, stored alike by both endpoints.
+    let writtenBeforeHandoff: string | undefined;
     // An engine that ignores its signal must still not hold the turn past the deadline.
     const reply = await raceAbort(
       engine.reply({
@@ -613,10 +613,18 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         deadline: request.deadline,
         ...(onText
           ? {
+              // After the call, the model's closing sentence gives way to the handoff message.
               onText: (delta: string) => {
-                if (offered?.requested()) return;
-                shownBeforeHandoff += delta;
-                onText(delta);
+                if (!offered?.requested()) onText(delta);
+              },
+            }
+          : {}),
+        ...(offered
+          ? {
+              onToolCall: (name: string, textSoFar: string) => {
+                if (name === REQUEST_HUMAN_TOOL && writtenBeforeHandoff === undefined) {
+                  writtenBeforeHandoff = textSoFar;
+                }
               },
             }
           : {}),
@@ -625,7 +633,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     );
     if (handoff && offered?.requested()) {
       return {
-        messages: streaming && shownBeforeHandoff ? [shownBeforeHandoff, handoff.message] : [handoff.message],
+        messages: writtenBeforeHandoff ? [writtenBeforeHandoff, handoff.message] : [handoff.message],
         engine: engine.kind,
         fallback: false,
         handoff: "engine",

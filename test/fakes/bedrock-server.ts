@@ -35,7 +35,7 @@ export function converseText(
   return converseReply([{ text }], stopReason, usage);
 }
 
-/** A round asking for tools: optional preamble text and one toolUse block per call. */
+/** A round asking for tools: one toolUse block per call (converseReply builds one with text too). */
 export function converseToolUse(
   calls: { toolUseId: string; name: string; input: Record<string, unknown> }[],
   usage: FakeUsage = { inputTokens: 20, outputTokens: 8 },

@@ -33,11 +33,13 @@ export function completionText(
 export function completionToolCalls(
   calls: { id: string; name: string; arguments: string }[],
   usage: FakeUsage = { prompt_tokens: 21, completion_tokens: 9 },
+  /** Text the model writes beside its calls (none: `content` null). */
+  content: string | null = null,
 ): ScriptedResponse {
   return completion(
     {
       role: "assistant",
-      content: null,
+      content,
       tool_calls: calls.map((call) => ({
         id: call.id,
         type: "function",

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebhookEndpoint } from "#functions/domain/webhooks";
 import { webhookEventTypes } from "#functions/webhooks/events";
 import {
+  converseReply,
   converseStream,
   converseStreamToolUse,
   converseText,
@@ -136,6 +137,33 @@ describe.runIf(isLocal)("Bedrock engine: the request_human tool", () => {
     expect(await bedrock().requests(modelId)).toHaveLength(2);
   });
 
+  it("keeps a line the model wrote before calling it as a message of its own, as the stream stores it", async () => {
+    const modelId = `test.handoff-${randomUUID()}`;
+    const shop = await bedrockTenant(modelId, handoffAllowed);
+    await bedrock().script(
+      modelId,
+      converseReply(
+        [
+          { text: "Let me check who can help." },
+          { toolUse: { toolUseId: "tooluse-h2", name: "request_human", input: {} } },
+        ],
+        "tool_use",
+        { inputTokens: 20, outputTokens: 12 },
+      ),
+      converseText("Done."),
+    );
+    const conversationId = await newConversation(shop);
+
+    const turn = await send(shop, conversationId, "I need a person");
+
+    expect(turn.status).toBe(200);
+    expect(turn.body.status).toBe("handoff");
+    const answered = turn.body.messages.map((message) => message.content);
+    expect(answered).toEqual(["Let me check who can help.", HANDOFF_MESSAGE]);
+    const stored = (await history(shop, conversationId)).filter((message) => message.role === "assistant");
+    expect(stored.map((message) => message.content)).toEqual(answered);
+  });
+
   it("is not offered when the chatbot does not allow handoff", async () => {
     const modelId = `test.handoff-${randomUUID()}`;
     const shop = await bedrockTenant(modelId);
@@ -197,6 +225,27 @@ describe.runIf(isLocal)("OpenAI-compatible engine: the request_human tool", () =
     expect(JSON.stringify(sent[1]?.body)).toContain("call_h1");
     await expectEngineHandoff(shop, conversationId, "Put me through to someone.");
     expect(openAi.requests.length - before).toBe(2);
+  });
+
+  it("keeps a line the model wrote beside its call as a message of its own", async () => {
+    const shop = await openAiTenant(handoffAllowed);
+    openAi.enqueue(
+      completionToolCalls(
+        [{ id: "call_h2", name: "request_human", arguments: "{}" }],
+        { prompt_tokens: 21, completion_tokens: 12 },
+        "Let me find a colleague.",
+      ),
+      completionText("One moment please."),
+    );
+    const conversationId = await newConversation(shop);
+
+    const turn = await send(shop, conversationId, "Put me through to someone.");
+
+    expect(turn.body.status).toBe("handoff");
+    expect(turn.body.messages.map((message) => message.content)).toEqual([
+      "Let me find a colleague.",
+      HANDOFF_MESSAGE,
+    ]);
   });
 
   it("is not offered when handoff is not allowed", async () => {
