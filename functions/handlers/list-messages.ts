@@ -2,9 +2,9 @@
 
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
-import type { TransitionCause } from "#functions/domain/conversation-states";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { toPublicMessage } from "#functions/http/message-view";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
 
 export const historyLimits = { defaultPageSize: 20, maxPageSize: 100, cursorLength: 200 } as const;
@@ -104,23 +104,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
   return {
     body: {
       conversation_id: page.conversationId,
-      messages: page.messages.map((message) => ({
-        message_id: message.messageId,
-        role: message.role,
-        content: message.content,
-        attachments: message.attachments,
-        created_at: message.createdAt,
-        ...(message.authorName === undefined ? {} : { agent_name: message.authorName }),
-        ...(message.transition
-          ? {
-              status_change: {
-                from: message.transition.from,
-                to: message.transition.to,
-                cause: message.transition.cause as TransitionCause,
-              },
-            }
-          : {}),
-      })),
+      messages: page.messages.map(toPublicMessage),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,
     },

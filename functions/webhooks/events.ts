@@ -15,6 +15,7 @@
  * batch or a replay, gives the same ids; two different changes never share one.
  */
 import { createHash } from "node:crypto";
+import { toPublicMessage } from "#functions/http/message-view";
 import {
   conversationPartitionIds,
   entities,
@@ -138,15 +139,8 @@ function messageEvents(change: ItemChange, image: Item): WebhookEvent[] {
     id: eventId(change.keys.PK, change.keys.SK, "message.created"),
     type: "message.created",
     timestamp: message.createdAt,
-    details: {
-      message: {
-        message_id: message.messageId,
-        role: message.role,
-        content: message.content,
-        attachments: message.attachments ?? [],
-        created_at: message.createdAt,
-      },
-    },
+    // The message as the public history shows it, status changes and agents' names included.
+    details: { message: toPublicMessage(message) },
   };
   const lookups = (message.lookups ?? []).map(
     (lookup: LookupSummary, index): WebhookEvent => ({

@@ -42,8 +42,10 @@ interface TurnAnswer {
   messages: { message_id: string; role: string; content: string }[];
 }
 interface HistoryMessage {
+  message_id: string;
   role: string;
   content: string;
+  agent_name?: string;
   status_change?: { from: string; to: string; cause: string };
 }
 
@@ -390,7 +392,7 @@ describe.runIf(isLocal && hasIdentity)("webhooks for status changes", () => {
   const allVerified = (requests: ReceivedDelivery[]) =>
     requests.every((request) => request.verified.length > 0 && request.verified.every(Boolean));
 
-  it("delivers conversation.handoff, .resumed and .closed, signed, for a client handoff, a person's hand-back and a close", async () => {
+  it("delivers conversation.handoff, .resumed and .closed, signed, for a client handoff, a person's hand-back and a close; message.created shows each message as the history does", async () => {
     // Prepare
     const shop = await seedManagedTenant({ chatbot: { handoff: handoffAllowed } });
     const hook = receiver(`handoff-${randomUUID().slice(0, 8)}`);
@@ -406,6 +408,11 @@ describe.runIf(isLocal && hasIdentity)("webhooks for status changes", () => {
     expect(
       (await call("POST", `/api/conversation/${conversationId}/handoff`, { key: shop.apiKey })).status,
     ).toBe(200);
+    const reply = await manage("POST", `/manage/conversations/${conversationId}/reply`, {
+      ...person,
+      body: { message: "Hello, I am looking into it." },
+    });
+    expect(reply.status).toBe(200);
     expect((await manage("POST", `/manage/conversations/${conversationId}/hand-back`, person)).status).toBe(
       200,
     );
@@ -445,5 +452,27 @@ describe.runIf(isLocal && hasIdentity)("webhooks for status changes", () => {
       (list) => list.length >= 3,
     );
     expect(systemTexts.sort()).toEqual(["Closed", "Handed back to the chatbot", "Handed to a person"]);
+    // Every message.created carries the message exactly as the public history shows it: the
+    // status change of a system message, the person's name on an agent's reply.
+    const shown = await history(shop, conversationId);
+    const announced = await eventually(
+      async () =>
+        (await hook.requests())
+          .map(bodyOf)
+          .filter((body) => body.type === "message.created")
+          .map((body) => body.data.message as HistoryMessage),
+      (list) => list.length >= shown.length,
+    );
+    const byId = new Map(announced.map((message) => [message.message_id, message]));
+    expect(shown.map((message) => byId.get(message.message_id))).toEqual(shown);
+    expect(shown.find((message) => message.role === "agent")).toMatchObject({
+      content: "Hello, I am looking into it.",
+      agent_name: expect.any(String),
+    });
+    expect(shown.find((message) => message.role === "system")?.status_change).toEqual({
+      from: "open",
+      to: "handoff",
+      cause: "client",
+    });
   });
 });
