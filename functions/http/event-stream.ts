@@ -68,13 +68,11 @@ export function streamedTurnBody(result: TurnResult, status: ConversationStatus)
 export class TurnEvents {
   /** Text of the current message sent since its start (or since an error). */
   private sent = "";
-  private start: { conversationId: string; status: ConversationStatus } | undefined;
 
   constructor(private readonly write: (chunk: string) => void) {}
 
   /** In handoff there is no reply: the start names none (`message_id` null) and nothing follows. */
   started(start: { conversationId: string; messageId: string | null; status: ConversationStatus }): void {
-    this.start = { conversationId: start.conversationId, status: start.status };
     this.write(
       sseEvent("message.start", {
         conversation_id: start.conversationId,
@@ -104,11 +102,13 @@ export class TurnEvents {
     this.text(rest);
     this.write(sseEvent("message.end", storedMessage(first)));
     for (const message of others) {
+      // The turn is decided by now: a later message starts with the status it left (a handoff
+      // message after the model's own line says `handoff`, as a replay of the turn does).
       this.write(
         sseEvent("message.start", {
           conversation_id: result.conversationId,
           message_id: message.messageId,
-          status: this.start?.status ?? "open",
+          status: result.status,
         }),
       );
       this.sent = "";
@@ -142,11 +142,13 @@ export function replayedEvents(body: StreamedTurnBody): string {
     });
   return body.messages
     .map(
-      (message) =>
+      (message, position) =>
         sseEvent("message.start", {
           conversation_id: body.conversation_id,
           message_id: message.message_id,
-          status: body.status,
+          // As it went live: a turn with replies began `open` (in handoff there are none), and
+          // the messages after the first start with the status the turn left.
+          status: position === 0 ? "open" : body.status,
         }) +
         sseEvent("message.delta", { text: message.content }) +
         sseEvent("message.end", message),

@@ -341,7 +341,14 @@ describe.runIf(isLocal)("the stream and handoff", () => {
     );
     const conversationId = await newConversation(shop);
 
-    const events = await (await stream(shop, conversationId, "I need a person")).rest();
+    const idempotencyKey = randomUUID();
+    const streamTurn = () =>
+      openStream({
+        key: shop.apiKey,
+        body: { conversation_id: conversationId, message: "I need a person" },
+        headers: { "idempotency-key": idempotencyKey },
+      });
+    const events = await (await streamTurn()).rest();
 
     const ends = events.filter((event) => event.event === "message.end");
     const stored = (await history(shop, conversationId)).filter((message) => message.role === "assistant");
@@ -350,6 +357,16 @@ describe.runIf(isLocal)("the stream and handoff", () => {
     );
     // The line the visitor already saw stays a message of its own, before the handoff message.
     expect(stored.map((message) => message.content)).toEqual(["Let me check who can help.", HANDOFF_MESSAGE]);
+    // The line started while the conversation was open; the handoff message starts in handoff.
+    const starts = (list: StreamEvent[]) => list.filter((event) => event.event === "message.start");
+    expect(starts(events).map((event) => (event.data as { status: string }).status)).toEqual([
+      "open",
+      "handoff",
+    ]);
+    // A replay (the same Idempotency-Key) starts and ends its messages as the live stream did.
+    const replayed = await (await streamTurn()).rest();
+    expect(starts(replayed)).toEqual(starts(events));
+    expect(replayed.filter((event) => event.event === "message.end")).toEqual(ends);
     // Each message's deltas add up to its end's content.
     let text = "";
     for (const event of events) {
