@@ -22,6 +22,7 @@
  *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  *
  * `npm run bench -- --calls` leaves out 1 and 5 (which bundle and load every function).
+ * `npm run bench -- --sizes SendMessage,StreamMessage` runs 1 alone, for the functions named.
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -182,9 +183,10 @@ interface SizeRow {
   constructedInit: [number, number] | undefined;
 }
 
-async function measureSizes(): Promise<SizeRow[]> {
+async function measureSizes(only: ReadonlySet<string> | undefined): Promise<SizeRow[]> {
   const rows: SizeRow[] = [];
   for (const definition of [...allFunctions, ...eventFunctions]) {
+    if (only && !only.has(definition.id)) continue;
     const ours = await bundle(resolve(root, definition.entry), join(work, definition.id));
     const clients = clientsIn(ours.metafile);
     let floor: Bundle | undefined;
@@ -1005,14 +1007,14 @@ const over = (ours: number, floor: number | undefined) =>
   floor === undefined || floor <= 0 ? Number.NaN : ((ours - floor) / floor) * 100;
 
 /** 1. Bundle sizes and init times beside their floors. */
-async function reportSizes(): Promise<void> {
+async function reportSizes(only?: ReadonlySet<string>): Promise<void> {
   console.log(
     `1. Bundles (esbuild, minified, split into index.mjs + chunks loaded on first use, AWS SDK bundled; Node ${process.version})\n`,
   );
   console.log(
     `${pad("function", 20)}${pad("KB total", 10)}${pad("KB at init", 12)}${pad("floor total", 13)}${pad("floor at init", 15)}${pad("total +%", 10)}${pad("at init +%", 12)}SDK clients`,
   );
-  const sizes = await measureSizes();
+  const sizes = await measureSizes(only);
   for (const row of sizes) {
     console.log(
       `${pad(row.fn, 20)}${pad(num(row.ours.totalKb), 10)}${pad(num(row.ours.initKb), 12)}${pad(num(row.floor?.totalKb ?? Number.NaN), 13)}${pad(num(row.floor?.initKb ?? Number.NaN), 15)}${pad(num(over(row.ours.totalKb, row.floor?.totalKb), 1), 10)}${pad(num(over(row.ours.initKb, row.floor?.initKb), 1), 12)}${row.clients.join(", ") || "(none: no SDK)"}`,
@@ -1042,7 +1044,12 @@ async function reportSizes(): Promise<void> {
 
 mkdirSync(work, { recursive: true });
 const callsOnly = process.argv.includes("--calls");
-try {
+/** `--sizes A,B`: section 1 alone, for the functions named (their ids, as in lib/routes.ts). */
+const sizesFor = process.argv.includes("--sizes")
+  ? new Set((process.argv[process.argv.indexOf("--sizes") + 1] ?? "").split(",").filter(Boolean))
+  : undefined;
+/** Every section (1 and 5 left out with --calls). */
+async function benchAll(): Promise<void> {
   if (!callsOnly) await reportSizes();
 
   const { roundTrips, rows, turn, tokens, stalled } = await measureCalls();
@@ -1127,6 +1134,17 @@ try {
   for (const row of stalled) console.log(`${pad(row.name, 42)}${pad(row.before, 30)}${row.inHandler}`);
 
   printWebhookFigures(await measureWebhooks());
+}
+
+try {
+  if (sizesFor) {
+    const known = new Set([...allFunctions, ...eventFunctions].map((definition) => definition.id));
+    const unknown = [...sizesFor].filter((id) => !known.has(id));
+    if (sizesFor.size === 0 || unknown.length > 0) {
+      console.error(`--sizes takes function ids, comma-separated: ${[...known].join(", ")}`);
+      process.exitCode = 2;
+    } else await reportSizes(sizesFor);
+  } else await benchAll();
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -6,12 +6,13 @@
  * One origin for everything: the console's files, and the API behind the same host (the paths
  * below), so the browser never makes a cross-origin request to the API and no CORS is configured.
  */
+import { streamEndpoint } from "./stream-endpoint.ts";
 
 /** Paths answered by the HTTP API (everything else is the console's files). */
 export const apiPathPatterns = ["/api/*", "/manage/*", "/openapi.json", "/ping"] as const;
 
 /** The streaming endpoint's path: a function URL origin of its own, before /api/*. */
-export const streamPath = "/api/message/stream";
+export const streamPath = streamEndpoint.path;
 
 /** Where the console's runtime configuration lives; written at deploy time, never cached. */
 export const configPath = "/config.json";

@@ -6,6 +6,7 @@
  *
  * Pure data (no CDK imports): the route-miss Lambda bundles it too.
  */
+import { streamEndpoint } from "./stream-endpoint.ts";
 
 /** DynamoDB actions a function (or the operator CLI) may use on the table: least privilege, per role. */
 export type TableAction =
@@ -545,8 +546,7 @@ export const routes: readonly RouteDefinition[] = [...publicRoutes, ...manageRou
  */
 export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | "path" | "auth"> = {
   id: "StreamMessage",
-  method: "POST",
-  path: "/api/message/stream",
+  ...streamEndpoint,
   auth: "apiKey",
   entry: "functions/handlers/stream-message.ts",
   memoryMb: 1024,

@@ -29,7 +29,7 @@ import { attachmentInputs, messageBody as body, replyMessage } from "#functions/
 import { readAhead } from "#functions/http/read-ahead";
 import { apiStreamHandler } from "#functions/http/stream-handler";
 import { describeError, log } from "#functions/log";
-import { streamRoute } from "#lib/routes";
+import { streamEndpoint } from "#lib/stream-endpoint";
 
 const conversationStatus = z.enum(["open", "handoff", "closed"]);
 
@@ -97,7 +97,7 @@ const authorizerCtx = contextFromEnvironment("authorizer");
 
 export const handler = apiStreamHandler(
   contract,
-  streamRoute,
+  streamEndpoint,
   async ({ caller, body, remainingTimeMs, idempotency }) => {
     const started = Date.now();
     const output = new PassThrough();
