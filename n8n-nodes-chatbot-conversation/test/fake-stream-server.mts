@@ -14,6 +14,8 @@ export type StreamAnswer =
 			pieceSize: number;
 			/** Pieces held back until `release()` is called (the rest is sent at once after it). */
 			holdAfterPiece?: number;
+			/** The connection is cut (socket destroyed) after this many pieces. */
+			cutAfterPiece?: number;
 	  };
 
 export interface StreamRequestSeen {
@@ -27,6 +29,8 @@ export interface FakeStreamServer {
 	/** The stream base URL, e.g. http://127.0.0.1:1234 */
 	url: string;
 	requests: StreamRequestSeen[];
+	/** How many streamed answers the client closed before their end. */
+	closedEarly(): number;
 	/** Lets a held-back stream go on. */
 	release(): void;
 	close(): Promise<void>;
@@ -40,7 +44,11 @@ async function drip(
 	response: ServerResponse,
 	answer: Extract<StreamAnswer, { events: string }>,
 	held: Promise<void>,
+	onClosedEarly: () => void,
 ): Promise<void> {
+	response.on('close', () => {
+		if (!response.writableEnded) onClosedEarly();
+	});
 	response.writeHead(200, {
 		'content-type': 'text/event-stream; charset=utf-8',
 		'cache-control': 'no-cache, no-store, no-transform',
@@ -50,6 +58,11 @@ async function drip(
 	let piece = 0;
 	for (let offset = 0; offset < bytes.length; offset += answer.pieceSize) {
 		if (answer.holdAfterPiece !== undefined && piece === answer.holdAfterPiece) await held;
+		if (response.destroyed) return;
+		if (answer.cutAfterPiece !== undefined && piece === answer.cutAfterPiece) {
+			response.socket?.destroy();
+			return;
+		}
 		response.write(bytes.subarray(offset, offset + answer.pieceSize));
 		piece++;
 		await tick();
@@ -64,6 +77,7 @@ async function drip(
 export async function startFakeStreamServer(answers: StreamAnswer[]): Promise<FakeStreamServer> {
 	const requests: StreamRequestSeen[] = [];
 	const queue = [...answers];
+	let closedEarly = 0;
 	let release: () => void = () => {};
 	const held = new Promise<void>((done) => (release = done));
 
@@ -92,7 +106,7 @@ export async function startFakeStreamServer(answers: StreamAnswer[]): Promise<Fa
 				response.end(JSON.stringify(answer.json));
 				return;
 			}
-			void drip(response, answer, held);
+			void drip(response, answer, held, () => closedEarly++);
 		});
 	});
 	await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -101,6 +115,7 @@ export async function startFakeStreamServer(answers: StreamAnswer[]): Promise<Fa
 	return {
 		url: `http://127.0.0.1:${port}`,
 		requests,
+		closedEarly: () => closedEarly,
 		release: () => release(),
 		close: () =>
 			new Promise((done) => {

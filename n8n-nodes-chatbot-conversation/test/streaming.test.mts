@@ -1,5 +1,5 @@
 import { NodeApiError } from 'n8n-workflow';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
 import {
@@ -176,6 +176,32 @@ describe('Message → Send streams the reply into n8n when the run streams', () 
 		expect(output[0]?.json.error).toBe('Service temporarily unavailable');
 		expect(String(output[0]?.json.description)).toContain('same Idempotency-Key');
 		expect(output[0]?.pairedItem).toEqual({ item: 0 });
+	});
+
+	it('the connection cut mid-reply: an API error saying the stream broke off', async () => {
+		const events = messageEvents('m-1', ['Ihr Paket ', 'ist unterwegs.']);
+		const error = await streamRun([{ events, pieceSize: 8, cutAfterPiece: 15 }]).then(
+			() => undefined,
+			(thrown: unknown) => thrown,
+		);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect((error as NodeApiError).message).toBe('The reply stream broke off');
+		expect((error as NodeApiError).description).toContain('same Idempotency-Key');
+	});
+
+	it('an event that is not JSON: an API error, and the node closes the connection', async () => {
+		const events =
+			'event: message.start\ndata: {not json\n\n' + messageEvents('m-1', ['never read']);
+		const error = await streamRun([{ events, pieceSize: 10, holdAfterPiece: 6 }]).then(
+			() => undefined,
+			(thrown: unknown) => thrown,
+		);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect((error as NodeApiError).message).toBe(
+			'The reply stream sent a "message.start" event that is not a JSON object',
+		);
+		// the server still holds the rest of the body back: only the node can have closed it
+		await vi.waitFor(() => expect(server?.closedEarly()).toBe(1), { timeout: 4_000 });
 	});
 
 	it('a JSON error answer before the stream: the same error as POST /api/message (thrown, and as an error item)', async () => {

@@ -146,23 +146,33 @@ export async function streamMessage(
 	const pieces = body[Symbol.asyncIterator]();
 	const parser = new ServerSentEventParser();
 	const reply = new ReplyForwarder(this, itemIndex);
+	let finished = false;
 	try {
 		for (;;) {
 			let next: IteratorResult<Uint8Array | string>;
 			try {
 				next = await pieces.next();
 			} catch (error) {
-				throw new NodeApiError(this.getNode(), error as JsonObject, {
-					message: 'The reply stream broke off',
-					description: `POST ${STREAM_PATH}: ${error instanceof Error ? error.message : String(error)}. Retry with the same Idempotency-Key: the API completes or replays the turn, never repeats it.`,
-					itemIndex,
-				});
+				// not the raw error: n8n would replace the message by its text for the error code
+				const cause = error instanceof Error ? error.message : String(error);
+				throw new NodeApiError(
+					this.getNode(),
+					{ detail: cause },
+					{
+						message: 'The reply stream broke off',
+						description: `POST ${STREAM_PATH}: ${cause}. Retry with the same Idempotency-Key: the API completes or replays the turn, never repeats it.`,
+						itemIndex,
+					},
+				);
 			}
 			if (next.done === true) break;
 			for (const event of parser.push(next.value)) reply.handle(event);
 		}
+		finished = true;
 	} finally {
 		reply.close();
+		// stopped early (an event it could not read): close the connection, do not wait for its end
+		if (!finished) await pieces.return?.();
 	}
 	return reply.answer();
 }
