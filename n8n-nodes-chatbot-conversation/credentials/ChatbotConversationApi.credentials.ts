@@ -7,8 +7,8 @@ import type {
 } from 'n8n-workflow';
 
 /**
- * One credential pins both the server (base URL) and the API key, sent as
- * `Authorization: Bearer <key>` on every request.
+ * One credential pins the server (base URL, and the streaming endpoint's base URL when there is
+ * one) and the API key, sent as `Authorization: Bearer <key>` on every request.
  */
 export class ChatbotConversationApi implements ICredentialType {
 	name = 'chatbotConversationApi';
@@ -42,6 +42,15 @@ export class ChatbotConversationApi implements ICredentialType {
 			required: true,
 			description:
 				"Your organization's API key (it starts with cbk_). Create one in the console under Settings → API (admins; the key is shown once). Sent as a Bearer token.",
+		},
+		{
+			displayName: 'Stream URL',
+			name: 'streamUrl',
+			type: 'string',
+			default: '',
+			placeholder: 'https://abc123.lambda-url.eu-west-1.on.aws/',
+			description:
+				"Optional. Base URL of the API's streaming endpoint, used by Message → Send when the workflow streams its response (a Webhook or Chat Trigger set to stream). The console shows it under Settings → API (Streamed replies); it is the stack output StreamUrl. Leave empty to never stream.",
 		},
 	];
 

@@ -15,7 +15,9 @@
  *     the tool, the tool sends the question to the API, the chatbot's answer goes back to the model;
  *  6. starts `n8n start` (WEBHOOK_URL on its own port, the one port of 127.0.0.1 the local API may
  *     deliver webhooks to) and runs the credential test of the real n8n UI for both credentials;
- *  7. in that n8n, the Chatbot Conversation Trigger: a workflow with the trigger (a key of scope manage,
+ *  7. in that n8n, a Webhook set to stream (Respond: Streaming) before Start Conversation and
+ *     Send Message: the reply is streamed through n8n's response and equals the stored reply;
+ *  8. in that n8n, the Chatbot Conversation Trigger: a workflow with the trigger (a key of scope manage,
  *     made by the demo's console admin) is activated, which registers a webhook endpoint with the
  *     API; forged requests to its URL get 401 and start nothing; a message sent through the API
  *     starts the workflow with its events; deactivating removes the endpoint; a key of scope chat
@@ -60,12 +62,15 @@ interface Api {
 	baseUrl: string;
 	apiKey: string;
 	chatbotId: string;
+	/** The stream base URL (POST /api/message/stream), when known. */
+	streamUrl?: string;
 	/** The demo's console admin, who can create a key of scope `manage` (local runtime only). */
 	console?: { email: string; password: string; cognitoEndpoint: string; clientId: string };
 }
 
 interface DemoFile {
 	baseUrl?: string;
+	streamUrl?: string;
 	apiKey?: string;
 	chatbotId?: string;
 	consoleEmail?: string;
@@ -214,7 +219,12 @@ async function startApi(
 	const { CHATBOT_API_BASE_URL, CHATBOT_API_KEY, CHATBOT_ID } = process.env;
 	if (CHATBOT_API_BASE_URL && CHATBOT_API_KEY && CHATBOT_ID) {
 		log(`using the API at ${CHATBOT_API_BASE_URL} (CHATBOT_API_BASE_URL)`);
-		const api = { baseUrl: CHATBOT_API_BASE_URL, apiKey: CHATBOT_API_KEY, chatbotId: CHATBOT_ID };
+		const api: Api = {
+			baseUrl: CHATBOT_API_BASE_URL,
+			apiKey: CHATBOT_API_KEY,
+			chatbotId: CHATBOT_ID,
+		};
+		if (process.env.CHATBOT_STREAM_URL) api.streamUrl = process.env.CHATBOT_STREAM_URL;
 		return { api, stop: async () => {} };
 	}
 
@@ -260,6 +270,7 @@ async function startApi(
 						apiKey: demo.apiKey,
 						chatbotId: demo.chatbotId,
 					};
+					if (demo.streamUrl) api.streamUrl = demo.streamUrl;
 					if (
 						demo.consoleEmail &&
 						demo.consolePassword &&
@@ -463,7 +474,8 @@ async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Pr
 			id: CREDENTIAL_ID,
 			name: 'Chatbot E2E',
 			type: 'chatbotConversationApi',
-			data: { baseUrl: api.baseUrl, apiKey: api.apiKey },
+			// with a Stream URL: `n8n execute` does not stream, so the node still calls POST /api/message
+			data: { baseUrl: api.baseUrl, apiKey: api.apiKey, streamUrl: api.streamUrl ?? '' },
 		},
 		{
 			id: WRONG_CREDENTIAL_ID,
@@ -885,7 +897,7 @@ async function credentialTest(server: N8nServer, api: Api): Promise<void> {
 	);
 }
 
-/* 7. the trigger in a running n8n ------------------------------------------------------------ */
+/* 8. the trigger in a running n8n ------------------------------------------------------------ */
 
 const TRIGGER_EVENTS = ['message.created', 'conversation.created'];
 const TRIGGER_MESSAGE = 'Hello from the n8n trigger end-to-end run';
@@ -1009,7 +1021,7 @@ async function createTriggerWorkflow(
 async function createCredential(
 	server: N8nServer,
 	name: string,
-	data: { baseUrl: string; apiKey: string },
+	data: { baseUrl: string; apiKey: string; streamUrl?: string },
 ): Promise<JsonObject> {
 	const created = await n8nRest(server, 'POST', '/rest/credentials', {
 		name,
@@ -1230,6 +1242,157 @@ async function triggerStartsWorkflows(server: N8nServer, api: Api): Promise<void
 	}
 }
 
+/* 7. streaming: a Webhook set to stream, the node's reply streamed through it ------------------ */
+
+const STREAM_MESSAGE = 'Do you ship to Belgium, and how long does it take?';
+
+/** One line of n8n's streamed webhook response (NDJSON). */
+interface N8nChunk {
+	type: string;
+	content?: string;
+	nodeName?: string;
+}
+
+/** POSTs to a webhook set to stream and reads n8n's NDJSON chunks as they arrive. */
+async function readStreamedWebhook(url: string, body: JsonObject): Promise<N8nChunk[]> {
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	if (!response.body) throw new Error(`the webhook answered ${response.status} without a body`);
+	const chunks: N8nChunk[] = [];
+	const decoder = new TextDecoder();
+	let pending = '';
+	const take = (line: string): void => {
+		if (line.trim() === '') return;
+		const parsed = JSON.parse(line) as Json;
+		if (!isObject(parsed)) return;
+		const metadata = isObject(parsed.metadata) ? parsed.metadata : {};
+		chunks.push({
+			type: String(parsed.type),
+			...(typeof parsed.content === 'string' ? { content: parsed.content } : {}),
+			...(typeof metadata.nodeName === 'string' ? { nodeName: metadata.nodeName } : {}),
+		});
+	};
+	for await (const piece of response.body) {
+		pending += decoder.decode(piece, { stream: true });
+		const lines = pending.split('\n');
+		pending = lines.pop() ?? '';
+		for (const line of lines) take(line);
+	}
+	take(pending + decoder.decode());
+	return chunks;
+}
+
+/**
+ * Webhook (Respond: Streaming) → Start Conversation → Send Message → a recorder: the credential has
+ * the Stream URL, so Send Message streams the chatbot's reply into n8n's response. The streamed
+ * text must be the reply the API stored, and the node's output the stored messages.
+ */
+async function webhookStreamsReply(server: N8nServer, api: Api): Promise<void> {
+	if (!api.streamUrl) {
+		log('skipping streaming: no stream URL (set CHATBOT_STREAM_URL with CHATBOT_API_BASE_URL)');
+		return;
+	}
+	const sink = await startSink();
+	try {
+		const credential = await createCredential(server, 'Chatbot (streaming)', {
+			baseUrl: api.baseUrl,
+			apiKey: api.apiKey,
+			streamUrl: api.streamUrl,
+		});
+		const path = `chatbot-stream-${randomUUID()}`;
+		const workflow = JSON.parse(
+			readFileSync(join(e2eDir, 'stream-workflow.json'), 'utf8')
+				.replaceAll('__WEBHOOK_ID__', randomUUID())
+				.replaceAll('__WEBHOOK_PATH__', path)
+				.replaceAll('__CHATBOT_ID__', api.chatbotId)
+				.replaceAll('__CREDENTIAL_ID__', String(credential.id))
+				.replaceAll('__CREDENTIAL_NAME__', String(credential.name))
+				.replaceAll('__SINK_URL__', sink.url),
+		) as JsonObject;
+		const created = await n8nRest(server, 'POST', '/rest/workflows', workflow);
+		const { data } = created;
+		if (!isObject(data) || typeof data.id !== 'string' || typeof data.versionId !== 'string') {
+			throw new Error(`creating the streaming workflow failed: ${JSON.stringify(created.body)}`);
+		}
+		const activated = await n8nRest(server, 'POST', `/rest/workflows/${data.id}/activate`, {
+			versionId: data.versionId,
+		});
+		if (activated.status !== 200) {
+			throw new Error(
+				`activating the streaming workflow failed: ${JSON.stringify(activated.body)}`,
+			);
+		}
+
+		const chunks = await readStreamedWebhook(`${server.base}/webhook/${path}`, {
+			message: STREAM_MESSAGE,
+		});
+		const sent = chunks.filter((chunk) => chunk.nodeName === 'Send Message');
+		const text = sent
+			.filter((chunk) => chunk.type === 'item')
+			.map((chunk) => chunk.content ?? '')
+			.join('');
+
+		log(
+			`Send Message streamed ${sent.filter((chunk) => chunk.type === 'item').length} item chunks (${text.length} characters)`,
+		);
+		const outputs = await waitFor('the output of Send Message', 30_000, () =>
+			sink.received.length > 0 ? sink.received : undefined,
+		);
+		const conversationId = String(outputs?.[0]?.conversation_id ?? '');
+		const history = await fetch(
+			`${api.baseUrl}/api/conversation/${conversationId}/messages?limit=100`,
+			{ headers: { authorization: `Bearer ${api.apiKey}` } },
+		);
+		const page = (await history.json()) as Json;
+		const messages = (isObject(page) && Array.isArray(page.messages) ? page.messages : []).filter(
+			isObject,
+		);
+		const asked = messages.findIndex(
+			(message) => message.role === 'user' && message.content === STREAM_MESSAGE,
+		);
+		const replies = messages.slice(asked + 1).filter((message) => message.role === 'assistant');
+		const storedReply = replies.map((message) => String(message.content)).join('\n\n');
+
+		check(
+			sent[0]?.type === 'begin' &&
+				sent.at(-1)?.type === 'end' &&
+				sent.filter((chunk) => chunk.type === 'item').length >= 1 &&
+				!chunks.some((chunk) => chunk.type === 'error'),
+			"a Webhook set to stream gets Send Message's chunks: begin, the reply's items, end",
+			chunks,
+		);
+		check(
+			asked >= 0 && replies.length >= 1 && text === storedReply,
+			'the streamed chunks join to the reply the API stored (GET /api/conversation/{id}/messages)',
+			{ streamed: text, stored: storedReply },
+		);
+		check(
+			outputs !== undefined &&
+				outputs.length === replies.length &&
+				outputs.every((item, index) => {
+					const message = replies[index];
+					return (
+						message !== undefined &&
+						item.conversation_id === conversationId &&
+						item.message_id === message.message_id &&
+						item.role === message.role &&
+						item.content === message.content &&
+						item.created_at === message.created_at
+					);
+				}),
+			'the streaming Send Message outputs the stored reply messages, as without streaming',
+			{ outputs, replies },
+		);
+
+		await n8nRest(server, 'POST', `/rest/workflows/${data.id}/deactivate`, {});
+	} finally {
+		await sink.close();
+	}
+}
+
 /* main ------------------------------------------------------------------------------------------ */
 
 async function main(): Promise<void> {
@@ -1246,6 +1409,7 @@ async function main(): Promise<void> {
 		await agentUsesTheNode(n8nBin, userFolder, api);
 		await withN8nServer(n8nBin, userFolder, n8nPort, async (server) => {
 			await credentialTest(server, api);
+			await webhookStreamsReply(server, api);
 			await triggerStartsWorkflows(server, api);
 		});
 	} finally {

@@ -28,9 +28,9 @@ function allFields(properties: INodeProperties[]): INodeProperties[] {
 describe('credential', () => {
 	const credential = new ChatbotConversationApi();
 
-	it('holds a base URL and a password-type API key', () => {
+	it('holds a base URL, a password-type API key and an optional Stream URL', () => {
 		expect(credential.name).toBe('chatbotConversationApi');
-		expect(credential.properties.map((p) => p.name)).toEqual(['baseUrl', 'apiKey']);
+		expect(credential.properties.map((p) => p.name)).toEqual(['baseUrl', 'apiKey', 'streamUrl']);
 		expect(credential.properties.find((p) => p.name === 'apiKey')?.typeOptions?.password).toBe(
 			true,
 		);

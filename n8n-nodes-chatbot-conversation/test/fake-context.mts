@@ -1,4 +1,7 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+
 import type {
+	ChunkType,
 	IBinaryData,
 	IDataObject,
 	IExecuteFunctions,
@@ -37,7 +40,20 @@ export interface FakeSetup {
 	items?: INodeExecutionData[];
 	answers: FakeAnswer[];
 	continueOnFail?: boolean;
-	credentials?: { baseUrl: string; apiKey: string };
+	credentials?: { baseUrl: string; apiKey: string; streamUrl?: string };
+	/** What `isStreaming()` answers; left out, the context has no such method (older n8n). */
+	streaming?: boolean;
+	/** What `isToolExecution()` answers (false when left out). */
+	toolExecution?: boolean;
+	/** Called on every `sendChunk`, as it happens. */
+	onChunk?: (chunk: SentChunk) => void;
+}
+
+/** One `sendChunk` call of the node. */
+export interface SentChunk {
+	type: ChunkType;
+	itemIndex: number;
+	content?: string;
 }
 
 export const fakeNode: INode = {
@@ -65,9 +81,39 @@ function authenticatedHeaders(
 	return result;
 }
 
+/**
+ * What n8n's helper does for `encoding: 'stream'` (axios with `responseType: 'stream'`): a real
+ * request, its body handed back unread as a Node stream. Only http:// URLs (the tests' servers).
+ */
+function streamedRequest(
+	options: IHttpRequestOptions,
+	headers: Record<string, string>,
+): Promise<IN8nHttpFullResponse> {
+	return new Promise((resolve, reject) => {
+		const payload = options.json ? JSON.stringify(options.body) : String(options.body ?? '');
+		const outgoing = httpRequest(
+			options.url,
+			{
+				method: options.method ?? 'GET',
+				headers: { ...headers, 'Content-Type': 'application/json' },
+			},
+			(response: IncomingMessage) => {
+				resolve({
+					statusCode: response.statusCode ?? 0,
+					headers: response.headers as IDataObject,
+					body: response,
+				});
+			},
+		);
+		outgoing.on('error', reject);
+		outgoing.end(payload);
+	});
+}
+
 /** A fake IExecuteFunctions: enough of n8n's context for execute() of this node. */
 export function createContext(setup: FakeSetup) {
 	const calls: RecordedCall[] = [];
+	const chunks: SentChunk[] = [];
 	const answers = [...setup.answers];
 	const items: INodeExecutionData[] = setup.items ?? [{ json: {} }];
 	const credentials = setup.credentials ?? { baseUrl: BASE_URL, apiKey: API_KEY };
@@ -106,15 +152,22 @@ export function createContext(setup: FakeSetup) {
 				credentialType: string,
 				options: IHttpRequestOptions,
 			): Promise<IN8nHttpFullResponse> => {
+				const headers = authenticatedHeaders(options.headers, credentials);
 				calls.push({
 					credentialType,
 					method: options.method ?? 'GET',
 					url: options.url,
 					qs: options.qs,
 					body: options.body,
-					headers: authenticatedHeaders(options.headers, credentials),
+					headers,
 					options,
 				});
+				if (options.encoding === 'stream') {
+					if (!options.returnFullResponse || !options.ignoreHttpStatusErrors) {
+						throw new Error('the stream request is expected to ask for the full response');
+					}
+					return await streamedRequest(options, headers);
+				}
 				const answer = answers.shift();
 				if (!answer) throw new Error(`no fake answer left for ${options.method} ${options.url}`);
 				if ('networkError' in answer) throw answer.networkError;
@@ -135,14 +188,29 @@ export function createContext(setup: FakeSetup) {
 		},
 	};
 
-	return { context: context as unknown as IExecuteFunctions, calls };
+	const streamingMethods: Record<string, unknown> =
+		setup.streaming === undefined
+			? {}
+			: {
+					isStreaming: () => setup.streaming,
+					isToolExecution: () => setup.toolExecution ?? false,
+					sendChunk: (type: ChunkType, itemIndex: number, content?: string) => {
+						const chunk: SentChunk =
+							content === undefined ? { type, itemIndex } : { type, itemIndex, content };
+						chunks.push(chunk);
+						setup.onChunk?.(chunk);
+					},
+				};
+	Object.assign(context, streamingMethods);
+
+	return { context: context as unknown as IExecuteFunctions, calls, chunks };
 }
 
 /** Runs the node's execute() against the fake context. */
 export async function run(setup: FakeSetup) {
-	const { context, calls } = createContext(setup);
+	const { context, calls, chunks } = createContext(setup);
 	const [output = []] = await new ChatbotConversation().execute.call(context);
-	return { output, calls };
+	return { output, calls, chunks };
 }
 
 export const ok = (body: unknown): FakeAnswer => ({ statusCode: 200, body });

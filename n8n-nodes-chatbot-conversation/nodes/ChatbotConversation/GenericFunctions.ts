@@ -38,6 +38,11 @@ function text(value: unknown): string {
 	return JSON.stringify(value);
 }
 
+/** A URL field of the credential, trimmed, without trailing slashes ('' when empty). */
+export function withoutTrailingSlash(value: unknown): string {
+	return text(value).trim().replace(/\/+$/, '');
+}
+
 function headerValue(headers: IDataObject | undefined, name: string): string | undefined {
 	if (!headers) return undefined;
 	const wanted = name.toLowerCase();
@@ -121,7 +126,7 @@ export async function apiRequest(
 	request: ApiRequest,
 ): Promise<IDataObject> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
-	const baseUrl = text(credentials.baseUrl).trim().replace(/\/+$/, '');
+	const baseUrl = withoutTrailingSlash(credentials.baseUrl);
 	if (!baseUrl) {
 		throw new NodeOperationError(this.getNode(), 'The credential has no Base URL', { itemIndex });
 	}
@@ -165,10 +170,21 @@ export async function apiRequest(
 		);
 	}
 
-	const { message, description } = describeApiError(statusCode, body, response.headers, request);
+	throw apiErrorFor(this, itemIndex, { statusCode, body, headers: response.headers }, request);
+}
+
+/** The NodeApiError for an error answer (non-2xx) of the API, the same for every endpoint. */
+export function apiErrorFor(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	answer: { statusCode: number; body: unknown; headers?: IDataObject },
+	request: Pick<ApiRequest, 'method' | 'path'>,
+): NodeApiError {
+	const { statusCode, body } = answer;
+	const { message, description } = describeApiError(statusCode, body, answer.headers, request);
 	const errorResponse: JsonObject = { statusCode };
 	if (isDataObject(body)) errorResponse.body = body as JsonObject;
-	throw new NodeApiError(this.getNode(), errorResponse, {
+	return new NodeApiError(context.getNode(), errorResponse, {
 		message,
 		description,
 		httpCode: String(statusCode),

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest, IMAGE_MEDIA_TYPES, isDataObject } from './GenericFunctions';
+import { STREAM_PATH, streamMessage, streamUrlFor } from './StreamedReply';
 
 /** The API's page size ceiling for GET /api/conversation/{id}/messages. */
 export const MAX_PAGE_SIZE = 100;
@@ -101,7 +102,11 @@ async function buildAttachments(
 	return attachments;
 }
 
-/** Message → Send: POST /api/message → the chatbot's reply messages */
+/**
+ * Message → Send: POST /api/message → the chatbot's reply messages. When n8n streams the run to a
+ * client and the credential has a Stream URL, the same turn over POST /api/message/stream, its
+ * text forwarded as it is written; the output is the same.
+ */
 export async function sendMessage(
 	this: IExecuteFunctions,
 	itemIndex: number,
@@ -117,12 +122,12 @@ export async function sendMessage(
 	};
 	if (attachments.length > 0) body.attachments = attachments;
 
-	const response = await apiRequest.call(this, itemIndex, {
-		method: 'POST',
-		path: '/api/message',
-		body,
-		idempotencyKey: stringParameter(options.idempotencyKey),
-	});
+	const idempotencyKey = stringParameter(options.idempotencyKey);
+	const streamUrl = await streamUrlFor(this, itemIndex);
+	const path = streamUrl ? STREAM_PATH : '/api/message';
+	const response = streamUrl
+		? await streamMessage.call(this, itemIndex, streamUrl, { body, idempotencyKey })
+		: await apiRequest.call(this, itemIndex, { method: 'POST', path, body, idempotencyKey });
 
 	const replyConversationId = response.conversation_id ?? conversationId;
 	const messages = Array.isArray(response.messages) ? response.messages.filter(isDataObject) : [];
@@ -132,7 +137,7 @@ export async function sendMessage(
 			{ body: response as JsonObject },
 			{
 				message: 'The chatbot sent no reply messages',
-				description: 'POST /api/message answered without any item in "messages".',
+				description: `POST ${path} answered without any reply message.`,
 				itemIndex,
 			},
 		);
