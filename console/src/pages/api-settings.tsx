@@ -17,6 +17,8 @@ import {
   formValues,
   Loaded,
   PageHeader,
+  SubmitButton,
+  SuccessNotice,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -83,9 +85,9 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }
   return (
     <article class="new-key" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Your new key “{created.name}”</h2>
-      <p class="notice success" role="status">
+      <SuccessNotice>
         Copy the key now: it is shown only this once. Only its first characters are kept for the list.
-      </p>
+      </SuccessNotice>
       <div class="secret">
         <input readOnly value={created.key} aria-label="The new API key" id="new-key-value" />
         <CopyButton text={created.key} label="Copy key" />
@@ -165,9 +167,7 @@ function Keys({ onCreated }: { onCreated: (created: CreatedKey) => void }) {
               <option value="manage">Manage: also the management API</option>
             </select>
           </div>
-          <button type="submit" aria-busy={create.busy} disabled={create.busy}>
-            Create key
-          </button>
+          <SubmitButton action={create}>Create key</SubmitButton>
         </form>
         {create.error !== null && <ErrorNotice error={create.error} />}
       </article>

@@ -12,6 +12,8 @@ import {
   formValues,
   Loaded,
   PageHeader,
+  SubmitButton,
+  SuccessNotice,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -154,9 +156,7 @@ export function NewChatbotPage() {
             <small>Sent when the chatbot has no answer, or its model fails or is too slow.</small>
           </label>
           {action.error !== null && <ErrorNotice error={action.error} />}
-          <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-            Create chatbot
-          </button>
+          <SubmitButton action={action}>Create chatbot</SubmitButton>
         </form>
       </article>
     </>
@@ -478,16 +478,8 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
           </label>
         </fieldset>
         {action.error !== null && <ErrorNotice error={action.error} />}
-        {saved && (
-          <p class="notice success" role="status">
-            Saved.
-          </p>
-        )}
-        {!readOnly && (
-          <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-            Save settings
-          </button>
-        )}
+        {saved && <SuccessNotice>Saved.</SuccessNotice>}
+        {!readOnly && <SubmitButton action={action}>Save settings</SubmitButton>}
       </form>
     </article>
   );
@@ -670,9 +662,7 @@ function EntryForm({
         )}
         {action.error !== null && <ErrorNotice error={action.error} />}
         <div class="actions">
-          <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-            {entry ? "Save entry" : "Add entry"}
-          </button>
+          <SubmitButton action={action}>{entry ? "Save entry" : "Add entry"}</SubmitButton>
           {entry && (
             <button type="button" class="secondary" onClick={onDone}>
               Cancel

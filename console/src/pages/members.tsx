@@ -11,6 +11,8 @@ import {
   formValues,
   Loaded,
   PageHeader,
+  SubmitButton,
+  SuccessNotice,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -69,16 +71,10 @@ export function MembersPage() {
                 <option value="admin">Admin</option>
               </select>
             </div>
-            <button type="submit" aria-busy={invite.busy} disabled={invite.busy}>
-              Invite
-            </button>
+            <SubmitButton action={invite}>Invite</SubmitButton>
           </form>
           {invite.error !== null && <ErrorNotice error={invite.error} />}
-          {invited && (
-            <p class="notice success" role="status">
-              {invited}
-            </p>
-          )}
+          {invited && <SuccessNotice>{invited}</SuccessNotice>}
         </article>
       )}
       <article>

@@ -10,6 +10,8 @@ import {
   formValues,
   Loaded,
   PageHeader,
+  SubmitButton,
+  SuccessNotice,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -83,16 +85,10 @@ function Operators() {
             First admin's e-mail (optional)
             <input name="admin_email" type="email" />
           </label>
-          <button type="submit" aria-busy={create.busy} disabled={create.busy}>
-            Create
-          </button>
+          <SubmitButton action={create}>Create</SubmitButton>
         </form>
         {create.error !== null && <ErrorNotice error={create.error} />}
-        {created && (
-          <p class="notice success" role="status">
-            {created}
-          </p>
-        )}
+        {created && <SuccessNotice>{created}</SuccessNotice>}
       </article>
       <article>
         <h2>All organizations</h2>

@@ -10,7 +10,7 @@ import {
 } from "../../../lib/sign-in.ts";
 import { navigate, queryParam } from "../lib/router.ts";
 import { cognito, startSession } from "../lib/session.ts";
-import { formValues, PageHeader, useAction } from "../ui/kit.tsx";
+import { formValues, PageHeader, SubmitButton, SuccessNotice, useAction } from "../ui/kit.tsx";
 import { Link, Logo } from "../ui/nav.tsx";
 
 /** The first sign-in's challenge, between the two pages. */
@@ -90,11 +90,7 @@ export function SignInPage() {
   const note = notice.value;
   return (
     <AuthCard title="Sign in">
-      {note && (
-        <p class="notice success" role="status">
-          {note}
-        </p>
-      )}
+      {note && <SuccessNotice>{note}</SuccessNotice>}
       <form
         onSubmit={async (event) => {
           event.preventDefault();
@@ -123,9 +119,7 @@ export function SignInPage() {
           <input name="password" type="password" autocomplete="current-password" required />
         </label>
         <Problem error={action.error} />
-        <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-          Sign in
-        </button>
+        <SubmitButton action={action}>Sign in</SubmitButton>
       </form>
       <p>
         <Link href="/forgot-password">Forgot your password?</Link>
@@ -184,9 +178,7 @@ export function NewPasswordPage() {
           <input name="repeat" type="password" autocomplete="new-password" minLength={12} required />
         </label>
         <Problem error={action.error} />
-        <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-          Set password and sign in
-        </button>
+        <SubmitButton action={action}>Set password and sign in</SubmitButton>
       </form>
     </AuthCard>
   );
@@ -217,9 +209,7 @@ export function ForgotPasswordPage() {
             <input name="email" type="email" autocomplete="username" required />
           </label>
           <Problem error={action.error} />
-          <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-            Send the code
-          </button>
+          <SubmitButton action={action}>Send the code</SubmitButton>
         </form>
         <p>
           <Link href="/sign-in">Back to sign in</Link>
@@ -261,9 +251,7 @@ export function ForgotPasswordPage() {
         />
         <small id="reset-rules">{PASSWORD_RULES}</small>
         <Problem error={action.error} />
-        <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-          Change password
-        </button>
+        <SubmitButton action={action}>Change password</SubmitButton>
       </form>
     </AuthCard>
   );

@@ -16,6 +16,7 @@ import {
   formValues,
   Loaded,
   PageHeader,
+  SubmitButton,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -234,9 +235,7 @@ function ToolTest({ tool }: { tool: Tool }) {
             <input name={variable.name} required />
           </label>
         ))}
-        <button type="submit" aria-busy={action.busy} disabled={action.busy}>
-          Run test
-        </button>
+        <SubmitButton action={action}>Run test</SubmitButton>
       </form>
       {action.error !== null && <ErrorNotice error={action.error} />}
       {result && (
@@ -408,9 +407,9 @@ function AddTool({
             </label>
           </details>
           {action.error !== null && <ErrorNotice error={action.error} />}
-          <button type="submit" aria-busy={action.busy} disabled={action.busy}>
+          <SubmitButton action={action}>
             Add {template.kind === "http_get" ? "generic GET" : template.platform} tool
-          </button>
+          </SubmitButton>
         </form>
       )}
     </article>

@@ -40,6 +40,15 @@ export function Loading({ label = "Loading…" }: { label?: string }) {
   );
 }
 
+/** Says that something worked, to screen readers too (a status region). */
+export function SuccessNotice({ children }: { children: ComponentChildren }) {
+  return (
+    <p class="notice success" role="status">
+      {children}
+    </p>
+  );
+}
+
 /** An error as the API worded it, with the failing fields when there are any. */
 export function ErrorNotice({ error, retry }: { error: unknown; retry?: () => void }) {
   const fields = error instanceof ApiError ? error.fields : [];
@@ -134,6 +143,21 @@ export function useAction(): {
     }
   };
   return { busy, error, run, clear: () => setError(null) };
+}
+
+/** A form's submit button: busy, and disabled, while the form's action runs. */
+export function SubmitButton({
+  action,
+  children,
+}: {
+  action: { busy: boolean };
+  children: ComponentChildren;
+}) {
+  return (
+    <button type="submit" aria-busy={action.busy} disabled={action.busy}>
+      {children}
+    </button>
+  );
 }
 
 /** A button that asks first (a modal dialog: focus stays inside it, Escape cancels). */
