@@ -17,6 +17,7 @@ import type { ChatbotRecord, EngineConfig, HandoffSettings } from "#functions/st
 import {
   type Command,
   type CommandInput,
+  notBoth,
   numberOption,
   optional,
   positional,
@@ -103,9 +104,7 @@ function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig |
       const model = optional(input, "model") ?? previous?.model ?? required(input, "model");
       const secret = optional(input, "api-key-secret");
       const noKey = input.values["no-api-key"] === true;
-      if (secret !== undefined && noKey) {
-        throw new AppError("invalid_argument", { detail: "Give --api-key-secret or --no-api-key, not both" });
-      }
+      notBoth(input, "api-key-secret", "no-api-key");
       // A key belongs to its server: it is kept only while the base URL stays the same.
       const apiKeySecret =
         secret ?? (noKey || previous?.baseUrl !== baseUrl ? undefined : previous.apiKeySecret);
@@ -118,11 +117,8 @@ function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig |
 
 /** Two options that say opposite things: at most one may be given. */
 function eitherFlag(input: CommandInput, yes: string, no: string): boolean | undefined {
-  const saidYes = input.values[yes] === true;
-  const saidNo = input.values[no] === true;
-  if (saidYes && saidNo)
-    throw new AppError("invalid_argument", { detail: `Give --${yes} or --${no}, not both` });
-  return saidYes ? true : saidNo ? false : undefined;
+  notBoth(input, yes, no);
+  return input.values[yes] === true ? true : input.values[no] === true ? false : undefined;
 }
 
 /** Handoff settings with the given options changed, the rest as they are (or the defaults). */
@@ -131,11 +127,7 @@ function handoffFrom(input: CommandInput, current?: HandoffSettings): HandoffSet
   const message = optional(input, "handoff-message");
   const phrases = repeated(input, "handoff-phrase");
   const clearPhrases = input.values["no-handoff-phrases"] === true;
-  if (clearPhrases && phrases.length > 0) {
-    throw new AppError("invalid_argument", {
-      detail: "Give --handoff-phrase or --no-handoff-phrases, not both",
-    });
-  }
+  notBoth(input, "handoff-phrase", "no-handoff-phrases");
   if (allowed === undefined && message === undefined && phrases.length === 0 && !clearPhrases)
     return undefined;
   return {
@@ -167,11 +159,7 @@ function settingsFrom(input: CommandInput, current?: ChatbotRecord): Partial<Cha
   const handoff = handoffFrom(input, current?.handoff);
   if (handoff) settings.handoff = handoff;
   const timeout = numberOption(input, "inactivity-timeout");
-  if (timeout !== undefined && input.values["no-inactivity-timeout"] === true) {
-    throw new AppError("invalid_argument", {
-      detail: "Give --inactivity-timeout or --no-inactivity-timeout, not both",
-    });
-  }
+  notBoth(input, "inactivity-timeout", "no-inactivity-timeout");
   if (timeout !== undefined) settings.inactivityTimeoutMinutes = timeout;
   // Absent means never: the update's merge writes the chatbot without it.
   else if (input.values["no-inactivity-timeout"] === true) settings.inactivityTimeoutMinutes = undefined;

@@ -44,6 +44,17 @@ export function optional(input: CommandInput, name: string): string | undefined 
   return typeof value === "string" ? value : undefined;
 }
 
+/** Refuses two options that exclude each other when both are given. */
+export function notBoth(input: CommandInput, first: string, second: string): void {
+  const given = (name: string) => {
+    const value: unknown = input.values[name];
+    return value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0);
+  };
+  if (given(first) && given(second)) {
+    throw new AppError("invalid_argument", { detail: `Give --${first} or --${second}, not both` });
+  }
+}
+
 /** A repeatable option's values (`multiple: true`), in the order given. */
 export function repeated(input: CommandInput, name: string): string[] {
   const raw: unknown = input.values[name];

@@ -26,6 +26,7 @@ import {
   type AdminContext,
   type Command,
   type CommandInput,
+  notBoth,
   numberOption,
   optional,
   positional,
@@ -66,9 +67,7 @@ function jsonObject(text: string, what: string): Record<string, unknown> {
 function configFrom(input: CommandInput): Record<string, unknown> | undefined {
   const inline = optional(input, "config");
   const file = optional(input, "config-file");
-  if (inline !== undefined && file !== undefined) {
-    throw new AppError("invalid_argument", { detail: "Give --config or --config-file, not both" });
-  }
+  notBoth(input, "config", "config-file");
   if (inline !== undefined) return jsonObject(inline, "--config");
   if (file !== undefined) return jsonObject(readFileSync(file === "-" ? 0 : file, "utf8"), "--config-file");
   return undefined;
