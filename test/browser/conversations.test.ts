@@ -98,6 +98,31 @@ describe.runIf(isLocal && hasChromium)("conversations and the overview", () => {
     await screenshot(page, "overview");
   });
 
+  it("keeps what a person typed in the filters when the chatbot list arrives after it", async () => {
+    // Hold the chatbot list back until the field is filled, as a slow network would.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/manage/chatbots", async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await go(page, "Conversations");
+      await page.getByRole("table").waitFor();
+      await page.getByLabel("External id").fill(externalId);
+      release();
+      await expect
+        .poll(() => page.getByRole("combobox", { name: "Chatbot" }).locator("option").count())
+        .toBeGreaterThan(1);
+      expect(await page.getByLabel("External id").inputValue()).toBe(externalId);
+    } finally {
+      release();
+      await page.unroute("**/manage/chatbots");
+    }
+  });
+
   it("finds a conversation with the filters and reads its transcript, look-up, image and fallback", async () => {
     await go(page, "Conversations");
     await page.getByRole("table").waitFor();

@@ -55,8 +55,9 @@ export function ConversationsPage() {
       />
       <ConversationTabs />
       <form
-        // Mounted afresh when the location or the chatbots change: its fields start from the URL.
-        key={`${key}-${names.size}`}
+        // Mounted afresh when the location changes: its fields start from the URL. Not when the
+        // chatbots arrive (what the person has typed stays); their options select themselves.
+        key={key}
         class="filters"
         aria-label="Filters"
         onSubmit={(event) => {
