@@ -181,6 +181,17 @@ interface SizeRow {
   init: [number, number];
   floorInit: [number, number] | undefined;
   constructedInit: [number, number] | undefined;
+  /**
+   * Ours over the floor, run by run (each run imports ours, then the floor, then the constructed
+   * floor, so a pair shares the machine's state): the median of the per-run ratios, minus 1, in %.
+   */
+  paired: { cpuVsFloor: number; wallVsFloor: number; cpuVsConstructed: number } | undefined;
+}
+
+/** The median of ours[i] / theirs[i] over the runs, as a % over; NaN without a partner series. */
+function pairedOver(ours: number[], theirs: number[]): number {
+  if (theirs.length !== ours.length || ours.length === 0) return Number.NaN;
+  return (median(ours.map((value, i) => value / (theirs[i] ?? Number.NaN))) - 1) * 100;
 }
 
 async function measureSizes(only: ReadonlySet<string> | undefined): Promise<SizeRow[]> {
@@ -241,6 +252,9 @@ async function measureSizes(only: ReadonlySet<string> | undefined): Promise<Size
     const medians = samples.map(
       (list) => [Math.min(...list.map((s) => s[1])), median(list.map((s) => s[1]))] as [number, number],
     );
+    const [oursRuns = [], floorRuns = [], constructedRuns = []] = samples;
+    const cpu = (runs: [number, number][]) => runs.map((s) => s[1]);
+    const wall = (runs: [number, number][]) => runs.map((s) => s[0]);
     rows.push({
       fn: definition.id,
       clients,
@@ -249,6 +263,13 @@ async function measureSizes(only: ReadonlySet<string> | undefined): Promise<Size
       init: medians[0] ?? [Number.NaN, Number.NaN],
       floorInit: floor ? medians[1] : undefined,
       constructedInit: constructed ? medians[2] : undefined,
+      paired: floor
+        ? {
+            cpuVsFloor: pairedOver(cpu(oursRuns), cpu(floorRuns)),
+            wallVsFloor: pairedOver(wall(oursRuns), wall(floorRuns)),
+            cpuVsConstructed: pairedOver(cpu(oursRuns), cpu(constructedRuns)),
+          }
+        : undefined,
     });
   }
   return rows;
@@ -1021,10 +1042,13 @@ async function reportSizes(only?: ReadonlySet<string>): Promise<void> {
     );
   }
   console.log(
-    `\nInit: CPU ms of ${INIT_RUNS} fresh imports, least (median); floor = the same SDK clients and commands imported, nothing else;\n+ constructed = those clients also constructed once. Verdicts compare the least runs.\n`,
+    `\nInit: CPU ms of ${INIT_RUNS} fresh imports, least (median); floor = the same SDK clients and commands imported, nothing else;
++ constructed = those clients also constructed once. "least" compares the least runs; "paired" is the median, over the
+runs, of ours / floor within one run (ours, the floor and the constructed floor import in turn), CPU and wall: on a shared
+machine whose speed drifts, the paired figure is the steadier one.\n`,
   );
   console.log(
-    `${pad("function", 20)}${pad("init", 16)}${pad("floor", 16)}${pad("+ constructed", 16)}${pad("vs floor", 10)}vs + constructed`,
+    `${pad("function", 20)}${pad("init", 16)}${pad("floor", 16)}${pad("+ constructed", 16)}${pad("vs floor: least", 17)}${pad("paired CPU", 12)}${pad("paired wall", 13)}vs + constructed: least, paired CPU`,
   );
   const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(1)}%` : "n/a");
   for (const row of sizes) {
@@ -1034,7 +1058,7 @@ async function reportSizes(only?: ReadonlySet<string>): Promise<void> {
     const pair = (figures: [number, number] | undefined) =>
       figures ? `${num(figures[0], 1)} (${num(figures[1], 1)})` : "n/a";
     console.log(
-      `${pad(row.fn, 20)}${pad(pair([least, middle]), 16)}${pad(pair(floor), 16)}${pad(pair(constructed), 16)}${pad(percent(over(least, floor?.[0])), 10)}${percent(over(least, constructed?.[0]))}`,
+      `${pad(row.fn, 20)}${pad(pair([least, middle]), 16)}${pad(pair(floor), 16)}${pad(pair(constructed), 16)}${pad(percent(over(least, floor?.[0])), 17)}${pad(percent(row.paired?.cpuVsFloor ?? Number.NaN), 12)}${pad(percent(row.paired?.wallVsFloor ?? Number.NaN), 13)}${percent(over(least, constructed?.[0]))}, ${percent(row.paired?.cpuVsConstructed ?? Number.NaN)}`,
     );
   }
   console.log(
