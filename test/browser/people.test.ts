@@ -40,7 +40,7 @@ describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer
     await page.getByLabel("E-mail address").fill(email);
     await page.getByLabel("Name (optional)").fill("Nina New");
     await page.getByRole("combobox", { name: "Role", exact: true }).selectOption("viewer");
-    await page.getByRole("button", { name: "Invite" }).click();
+    await page.getByRole("button", { name: "Invite", exact: true }).click();
     await page.getByRole("status").getByText(`${email} is invited`).waitFor();
     const role = page.getByRole("combobox", { name: `Role of ${email}` });
     await role.waitFor();

@@ -101,7 +101,7 @@ describe.runIf(isLocal && hasChromium)("signing in to the console", () => {
     const email = newEmail("invited");
     await admin.page.getByLabel("E-mail address").fill(email);
     await admin.page.getByLabel("Role", { exact: true }).selectOption("viewer");
-    await admin.page.getByRole("button", { name: "Invite" }).click();
+    await admin.page.getByRole("button", { name: "Invite", exact: true }).click();
     await admin.page.getByText(`${email} is invited`).waitFor();
     await expect.poll(() => admin.page.getByRole("cell", { name: email, exact: true }).count()).toBe(1);
     await checkPage(admin, "members");
