@@ -95,6 +95,19 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
       .click();
     await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
     await settled(page);
+    // The browser tab carries the count the list's heading shows, for a person in another tab.
+    // (Read together: other tests may hand conversations of this organization over meanwhile.)
+    const tabAndHeading = async () => {
+      const heading = await page
+        .getByRole("heading", { level: 2, name: /^Waiting for a person/ })
+        .textContent();
+      const count = /\((\d+\+?)\)/.exec(heading ?? "")?.[1] ?? "none";
+      return {
+        someoneWaits: Number.parseInt(count, 10) > 0,
+        tabSaysIt: (await page.title()) === `(${count}) Inbox · Chatbot console`,
+      };
+    };
+    await expect.poll(tabAndHeading).toEqual({ someoneWaits: true, tabSaysIt: true });
     const waiting = page.getByRole("list", { name: /^Waiting for a person/ });
     await waiting.getByRole("link", { name: new RegExp(externalId) }).click();
     await page.getByRole("heading", { level: 2, name: externalId }).waitFor();
@@ -295,11 +308,13 @@ describe.runIf(isLocal && hasChromium)("the Inbox with more than a page waiting"
       await signIn(inbox, tenant.admin.email, tenant.admin.password);
       await inbox.goto(`${demo().consoleUrl}/conversations/inbox`);
       await inbox.getByRole("heading", { level: 2, name: "Waiting for a person (100+)" }).waitFor();
+      await expect.poll(() => inbox.title()).toBe("(100+) Inbox · Chatbot console");
       const list = inbox.getByRole("list", { name: /^Waiting for a person/ });
       expect(await list.getByRole("listitem").count()).toBe(100);
       await inbox.getByText(/More are waiting than these 100, the most recently active\./).waitFor();
       await inbox.getByRole("link", { name: "All waiting conversations" }).click();
       await inbox.getByRole("heading", { level: 1, name: "Conversations" }).waitFor();
+      expect(await inbox.title()).toBe("Conversations · Chatbot console");
       expect(new URL(inbox.url()).search).toBe("?status=handoff");
       expect(await inbox.getByRole("combobox", { name: "Status" }).inputValue()).toBe("handoff");
     } finally {

@@ -47,6 +47,10 @@ export function InboxPage() {
   // Bumped after a change made here, so the list shows it at once rather than at its next poll.
   const [changes, setChanges] = useState(0);
   const [bots, setBots] = useState<Chatbot[]>([]);
+  // How many wait, as the list's heading says it ("3", "100+"), also in the browser tab's title: a
+  // person with the console in a window beside their work sees a new handoff there. (The list is
+  // not polled while the tab is hidden, so a background tab shows the count it last saw.)
+  const [waitingCount, setWaitingCount] = useState("");
   useEffect(() => {
     must(api.GET("/manage/chatbots")).then(
       ({ chatbots }) => setBots(chatbots),
@@ -58,11 +62,12 @@ export function InboxPage() {
     <>
       <PageHeader
         title="Inbox"
+        tabTitle={waitingCount && waitingCount !== "0" ? `(${waitingCount}) Inbox` : "Inbox"}
         intro="Conversations waiting for a person first, then open ones with recent activity. New messages appear as they arrive."
       />
       <ConversationTabs />
       <div class="inbox">
-        <InboxList bots={bots} selected={selected} changes={changes} />
+        <InboxList bots={bots} selected={selected} changes={changes} onWaitingCount={setWaitingCount} />
         {selected ? (
           <InboxConversation
             key={selected}
@@ -97,14 +102,19 @@ async function loadLists(): Promise<Lists> {
   return { waiting: waiting.conversations, moreWaiting: waiting.has_more, open: open.conversations };
 }
 
+/** "3", or "100+" when more wait than the list shows. */
+const waitingCountOf = ({ waiting, moreWaiting }: Lists) => `${waiting.length}${moreWaiting ? "+" : ""}`;
+
 function InboxList({
   bots,
   selected,
   changes,
+  onWaitingCount,
 }: {
   bots: Chatbot[];
   selected: string | null;
   changes: number;
+  onWaitingCount: (count: string) => void;
 }) {
   const [state, setState] = useState<Load<Lists>>({ status: "loading" });
   const [staleError, setStaleError] = useState<unknown>(null);
@@ -132,6 +142,8 @@ function InboxList({
     if (changes > 0) void refresh();
   }, [changes]);
   usePolling(refresh, LIST_POLL_MS, [organizationId.value]);
+  const waitingCount = state.status === "ready" ? waitingCountOf(state.data) : "";
+  useEffect(() => onWaitingCount(waitingCount), [waitingCount]);
   const names = new Map(bots.map((bot) => [bot.chatbot_id, bot.name]));
   return (
     <section class="inbox-list" aria-label="Conversations to answer">
@@ -143,10 +155,7 @@ function InboxList({
                 Could not refresh the list: {messageOf(staleError)}
               </p>
             )}
-            <h2 id="inbox-waiting">
-              Waiting for a person ({waiting.length}
-              {moreWaiting ? "+" : ""})
-            </h2>
+            <h2 id="inbox-waiting">Waiting for a person ({waitingCount})</h2>
             {waiting.length === 0 ? (
               <p class="intro">No conversation is waiting for a person.</p>
             ) : (

@@ -92,21 +92,29 @@ export function Loaded<T>({
   return <>{children(state.data)}</>;
 }
 
-/** The page's heading; focused when the page opens, so screen readers announce it. */
+/**
+ * The page's heading; focused when the page opens, so screen readers announce it. The browser tab
+ * says `tabTitle` when given (a page may put news there, such as a count), else the title.
+ */
 export function PageHeader({
   title,
+  tabTitle,
   intro,
   children,
 }: {
   title: string;
+  tabTitle?: string;
   intro?: ComponentChildren;
   children?: ComponentChildren;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = `${title} · Chatbot console`;
     heading.current?.focus();
   }, [title]);
+  const documentTitle = `${tabTitle ?? title} · Chatbot console`;
+  useEffect(() => {
+    document.title = documentTitle;
+  }, [documentTitle]);
   return (
     <header class="page-header">
       <div>
