@@ -709,14 +709,7 @@ async function agentUsesTheNode(n8nBin: string, userFolder: string, api: Api): P
 			offered,
 		);
 
-		const history = await fetch(
-			`${api.baseUrl}/api/conversation/${conversationId}/messages?limit=100`,
-			{ headers: { authorization: `Bearer ${api.apiKey}` } },
-		);
-		const page = (await history.json()) as Json;
-		const messages = (isObject(page) && Array.isArray(page.messages) ? page.messages : []).filter(
-			isObject,
-		);
+		const messages = await storedMessages(api, conversationId);
 		const answer = messages.find((message) => message.role === 'assistant');
 		check(
 			messages.some((message) => message.role === 'user' && message.content === AGENT_QUESTION) &&
@@ -991,6 +984,16 @@ async function apiPost(api: Api, path: string, body: JsonObject): Promise<JsonOb
 		throw new Error(`POST ${path} failed: ${response.status} ${JSON.stringify(answer)}`);
 	}
 	return answer;
+}
+
+/** A conversation's stored messages, oldest first (its first 100), as the public API lists them. */
+async function storedMessages(api: Api, conversationId: string): Promise<JsonObject[]> {
+	const response = await fetch(
+		`${api.baseUrl}/api/conversation/${conversationId}/messages?limit=100`,
+		{ headers: { authorization: `Bearer ${api.apiKey}` } },
+	);
+	const page = (await response.json()) as Json;
+	return (isObject(page) && Array.isArray(page.messages) ? page.messages : []).filter(isObject);
 }
 
 /** Creates the trigger workflow in n8n (as the editor saves it) with the given credential. */
@@ -1342,14 +1345,7 @@ async function webhookStreamsReply(server: N8nServer, api: Api): Promise<void> {
 			sink.received.length > 0 ? sink.received : undefined,
 		);
 		const conversationId = String(outputs?.[0]?.conversation_id ?? '');
-		const history = await fetch(
-			`${api.baseUrl}/api/conversation/${conversationId}/messages?limit=100`,
-			{ headers: { authorization: `Bearer ${api.apiKey}` } },
-		);
-		const page = (await history.json()) as Json;
-		const messages = (isObject(page) && Array.isArray(page.messages) ? page.messages : []).filter(
-			isObject,
-		);
+		const messages = await storedMessages(api, conversationId);
 		const asked = messages.findIndex(
 			(message) => message.role === 'user' && message.content === STREAM_MESSAGE,
 		);

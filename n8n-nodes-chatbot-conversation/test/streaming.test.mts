@@ -57,6 +57,16 @@ async function streamRun(answers: StreamAnswer[], setup: Partial<FakeSetup> = {}
 	return { ...result, requests: server.requests };
 }
 
+/** The error a streamed run must fail with: always a NodeApiError. */
+async function streamFailure(answers: StreamAnswer[]): Promise<NodeApiError> {
+	const error = await streamRun(answers).then(
+		() => undefined,
+		(thrown: unknown) => thrown,
+	);
+	expect(error).toBeInstanceOf(NodeApiError);
+	return error as NodeApiError;
+}
+
 const textOf = (chunks: SentChunk[]) =>
 	chunks
 		.filter((chunk) => chunk.type === 'item')
@@ -180,24 +190,16 @@ describe('Message → Send streams the reply into n8n when the run streams', () 
 
 	it('the connection cut mid-reply: an API error saying the stream broke off', async () => {
 		const events = messageEvents('m-1', ['Ihr Paket ', 'ist unterwegs.']);
-		const error = await streamRun([{ events, pieceSize: 8, cutAfterPiece: 15 }]).then(
-			() => undefined,
-			(thrown: unknown) => thrown,
-		);
-		expect(error).toBeInstanceOf(NodeApiError);
-		expect((error as NodeApiError).message).toBe('The reply stream broke off');
-		expect((error as NodeApiError).description).toContain('same Idempotency-Key');
+		const error = await streamFailure([{ events, pieceSize: 8, cutAfterPiece: 15 }]);
+		expect(error.message).toBe('The reply stream broke off');
+		expect(error.description).toContain('same Idempotency-Key');
 	});
 
 	it('an event that is not JSON: an API error, and the node closes the connection', async () => {
 		const events =
 			'event: message.start\ndata: {not json\n\n' + messageEvents('m-1', ['never read']);
-		const error = await streamRun([{ events, pieceSize: 10, holdAfterPiece: 6 }]).then(
-			() => undefined,
-			(thrown: unknown) => thrown,
-		);
-		expect(error).toBeInstanceOf(NodeApiError);
-		expect((error as NodeApiError).message).toBe(
+		const error = await streamFailure([{ events, pieceSize: 10, holdAfterPiece: 6 }]);
+		expect(error.message).toBe(
 			'The reply stream sent a "message.start" event that is not a JSON object',
 		);
 		// the server still holds the rest of the body back: only the node can have closed it
@@ -238,15 +240,11 @@ describe('Message → Send streams the reply into n8n when the run streams', () 
 				retry_after: 12,
 			},
 		};
-		const error = await streamRun([
+		const error = await streamFailure([
 			{ json: rateLimited, statusCode: 429, headers: { 'retry-after': '12' } },
-		]).then(
-			() => undefined,
-			(thrown: unknown) => thrown,
-		);
-		expect(error).toBeInstanceOf(NodeApiError);
-		expect((error as NodeApiError).message).toBe('Rate limit exceeded: retry after 12 seconds');
-		expect((error as NodeApiError).httpCode).toBe('429');
+		]);
+		expect(error.message).toBe('Rate limit exceeded: retry after 12 seconds');
+		expect(error.httpCode).toBe('429');
 	});
 
 	it('the whole endpoint URL as Stream URL (as the console shows it) works too', async () => {

@@ -1,6 +1,7 @@
 import type {
 	IDataObject,
 	IExecuteFunctions,
+	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	IN8nHttpFullResponse,
@@ -144,17 +145,7 @@ export async function apiRequest(
 	if (request.body !== undefined) options.body = request.body;
 	if (request.qs !== undefined) options.qs = request.qs;
 
-	let response: IN8nHttpFullResponse;
-	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			options,
-		)) as IN8nHttpFullResponse;
-	} catch (error) {
-		throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
-	}
-
+	const response = await sendWithCredential(this, options, itemIndex);
 	const { statusCode, body } = response;
 	if (statusCode >= 200 && statusCode < 300) {
 		if (isDataObject(body)) return body;
@@ -171,6 +162,30 @@ export async function apiRequest(
 	}
 
 	throw apiErrorFor(this, itemIndex, { statusCode, body, headers: response.headers }, request);
+}
+
+/**
+ * Sends a request signed with the credential and returns the full answer, whatever its status; only
+ * getting no answer at all (refused, reset, timed out) is an error, a NodeApiError.
+ */
+export async function sendWithCredential(
+	context: IExecuteFunctions | IHookFunctions,
+	options: IHttpRequestOptions,
+	itemIndex?: number,
+): Promise<IN8nHttpFullResponse> {
+	try {
+		return (await context.helpers.httpRequestWithAuthentication.call(
+			context,
+			CREDENTIAL_TYPE,
+			options,
+		)) as IN8nHttpFullResponse;
+	} catch (error) {
+		throw new NodeApiError(
+			context.getNode(),
+			error as JsonObject,
+			itemIndex === undefined ? {} : { itemIndex },
+		);
+	}
 }
 
 /** The NodeApiError for an error answer (non-2xx) of the API, the same for every endpoint. */

@@ -1,10 +1,4 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	IHttpRequestOptions,
-	IN8nHttpFullResponse,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import {
@@ -12,6 +6,7 @@ import {
 	apiErrorFor,
 	CREDENTIAL_TYPE,
 	isDataObject,
+	sendWithCredential,
 	withoutTrailingSlash,
 } from './GenericFunctions';
 import { type ServerSentEvent, ServerSentEventParser } from './ServerSentEvents';
@@ -99,17 +94,7 @@ export async function streamMessage(
 		ignoreHttpStatusErrors: true,
 	};
 
-	let response: IN8nHttpFullResponse;
-	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			options,
-		)) as IN8nHttpFullResponse;
-	} catch (error) {
-		throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
-	}
-
+	const response = await sendWithCredential(this, options, itemIndex);
 	const { statusCode } = response;
 	const contentType = headerText(response.headers, 'content-type');
 	if (statusCode < 200 || statusCode >= 300 || !contentType.startsWith('text/event-stream')) {

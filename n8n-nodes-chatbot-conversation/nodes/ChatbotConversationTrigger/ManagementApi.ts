@@ -3,12 +3,15 @@ import type {
 	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
-	IN8nHttpFullResponse,
 	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE, isDataObject } from '../ChatbotConversation/GenericFunctions';
+import {
+	CREDENTIAL_TYPE,
+	isDataObject,
+	sendWithCredential,
+} from '../ChatbotConversation/GenericFunctions';
 
 /** The webhook endpoints of the management API, which a key of scope `manage` may call. */
 export const WEBHOOK_ENDPOINTS_PATH = '/manage/webhook-endpoints';
@@ -113,17 +116,7 @@ export async function managementRequest(
 	};
 	if (options.body !== undefined) request.body = options.body;
 
-	let response: IN8nHttpFullResponse;
-	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			request,
-		)) as IN8nHttpFullResponse;
-	} catch (error) {
-		throw new NodeApiError(this.getNode(), error as JsonObject);
-	}
-
+	const response = await sendWithCredential(this, request);
 	const { statusCode } = response;
 	const body = isDataObject(response.body) ? response.body : undefined;
 	if ((statusCode >= 200 && statusCode < 300) || options.expected?.includes(statusCode)) {
