@@ -9,9 +9,11 @@
  * such modules in lazy initialisers, and wrapped modules are not tree-shaken: measured, the message
  * function grew by 100 KB and started no faster.)
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type BuildOptions, build, buildSync, type Metafile } from "esbuild";
+import { type BuildOptions, build, type Metafile } from "esbuild";
+import { sdkImportsPlugin } from "./sdk-imports.ts";
 
 /**
  * Some CommonJS dependencies call require(); an ES module has none, so the files that need it define
@@ -42,20 +44,41 @@ export const esbuildOptions = {
 /** The file Lambda loads: `index.mjs` exports `handler`. */
 export const handlerFile = "index.mjs";
 
-/** Bundles one function's entry into `outDirectory` (index.mjs and its chunks), as the stack deploys it. */
-export function bundleFunctionSync(entry: string, outDirectory: string): void {
-  buildSync({ ...esbuildOptions, entryPoints: [entry], outdir: outDirectory });
-  dropUnusedRequire(outDirectory);
-}
+/** One instance for every build in a process: it caches what it learnt of the SDK's files. */
+const sdkImports = sdkImportsPlugin();
 
+/** Bundles one function's entry into `outDirectory` (index.mjs and its chunks), as the stack deploys it. */
 export async function bundleFunction(
   entry: string,
   outDirectory: string,
-  extra: Pick<BuildOptions, "metafile" | "nodePaths"> = {},
+  extra: Pick<BuildOptions, "metafile" | "nodePaths"> & { directImports?: boolean } = {},
 ): Promise<Awaited<ReturnType<typeof build>>> {
-  const result = await build({ ...esbuildOptions, entryPoints: [entry], outdir: outDirectory, ...extra });
+  const { directImports = true, ...options } = extra;
+  const result = await build({
+    ...esbuildOptions,
+    entryPoints: [entry],
+    outdir: outDirectory,
+    plugins: directImports ? [sdkImports] : [],
+    ...options,
+  });
   dropUnusedRequire(outDirectory, result.metafile);
   return result;
+}
+
+/**
+ * The same, for CDK's synchronous local bundling: esbuild runs plugins only in an asynchronous
+ * build, so a child process runs `bundleFunction` (through tsx, as `cdk.json` runs the app).
+ */
+export function bundleFunctionSync(entry: string, outDirectory: string): void {
+  const root = resolve(import.meta.dirname, "..");
+  execFileSync(
+    process.execPath,
+    ["--import", "tsx", join(root, "bin/bundle-function.ts"), entry, outDirectory],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
 }
 
 /**
