@@ -10,7 +10,7 @@
  * function grew by 100 KB and started no faster.)
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type BuildOptions, build, type Metafile } from "esbuild";
 import { sdkImportsPlugin } from "./sdk-imports.ts";
@@ -60,9 +60,34 @@ export async function bundleFunction(
     outdir: outDirectory,
     plugins: directImports ? [sdkImports] : [],
     ...options,
+    metafile: true,
   });
-  dropUnusedRequire(outDirectory, result.metafile);
+  const metafile = result.metafile as Metafile;
+  dropUnreachableFiles(metafile);
+  dropUnusedRequire(outDirectory, metafile);
   return result;
+}
+
+/**
+ * Deletes the output files nothing imports. esbuild writes a chunk for each `import()` before tree
+ * shaking, so one whose call was shaken out is still written, though never loaded: the SDK's
+ * browser user-agent parser (bowser, 33 KB) was in every function that uses the SDK.
+ */
+function dropUnreachableFiles(metafile: Metafile): void {
+  const outputs = metafile.outputs;
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file) || !outputs[file]) return;
+    reached.add(file);
+    for (const imported of outputs[file].imports) if (!imported.external) visit(imported.path);
+  };
+  for (const file of Object.keys(outputs))
+    if (file.endsWith(`/${handlerFile}`) || file === handlerFile) visit(file);
+  for (const file of Object.keys(outputs)) {
+    if (reached.has(file)) continue;
+    rmSync(resolve(file));
+    delete outputs[file];
+  }
 }
 
 /**

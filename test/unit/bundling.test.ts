@@ -3,9 +3,9 @@
  * links. Built for real with esbuild; the SDK's credential chain is run from a bundle.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Metafile } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { bundleFunction, handlerFile } from "#lib/bundling";
@@ -99,6 +99,30 @@ describe("the message function's bundle", () => {
     // None of the grouped ones loads at init (the environment's reader does: Lambda's chain uses it).
     for (const pkg of ["@aws-sdk/credential-provider-ini", "@aws-sdk/credential-provider-sso"]) {
       expect(ours.atInit.some((input) => input.includes(`node_modules/${pkg}/`))).toBe(false);
+    }
+  });
+
+  it("ships only files something imports (esbuild writes the chunk of a shaken-out import() too)", async () => {
+    // Built by esbuild alone, the SDK's browser user-agent parser (bowser) gets such a chunk.
+    for (const built of await Promise.all([
+      build(sendMessage, "send-message-shipped"),
+      build(sendMessage, "send-message-shipped-plain", false),
+    ])) {
+      const files = readdirSync(built.directory, { recursive: true, encoding: "utf8" }).filter((file) =>
+        file.endsWith(".mjs"),
+      );
+      const texts = new Map(files.map((file) => [file, readFileSync(join(built.directory, file), "utf8")]));
+      for (const file of files) {
+        if (file === handlerFile) continue;
+        const name = basename(file);
+        expect(
+          [...texts].some(([other, text]) => other !== file && text.includes(name)),
+          file,
+        ).toBe(true);
+      }
+      expect([...built.outputs.values()].flat().some((input) => input.includes("node_modules/bowser/"))).toBe(
+        false,
+      );
     }
   });
 
