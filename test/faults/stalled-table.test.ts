@@ -43,8 +43,8 @@ const UNAVAILABLE = { detail: "Service temporarily unavailable" };
 /** The gateway answers 503 itself at 30 s; anything near that is a hang, not an answer. */
 const GATEWAY_TIMEOUT_MS = 30_000;
 
-function expectUnavailable(response: FaultResponse<unknown>): void {
-  expect(response.body, response.text).toEqual(UNAVAILABLE);
+function expectUnavailable(response: FaultResponse<unknown>, context = ""): void {
+  expect(response.body, `${context}${response.text}`).toEqual(UNAVAILABLE);
   expect(response.status).toBe(503);
   expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   expect(response.headers.get("x-request-id")).toBeTruthy();
@@ -186,12 +186,19 @@ describe("a stalled table", () => {
           }),
       ],
     ];
-    for (const [point, send] of cases) {
+    for (const [index, [point, send]] of cases.entries()) {
       const stalled = runtime.stallTableAt(point);
+      let matched: TableCall | undefined;
+      void stalled.then((call) => {
+        matched = call;
+      });
       try {
         const answer = await send();
+        // If it ever fails, say which call stalled the table, and whether that was before the answer.
+        const stalledFirst = matched;
         await stalled;
-        expectUnavailable(answer);
+        const context = `case ${index}: the table stalled at ${matched?.operation} ${matched?.body.slice(0, 240)}, ${stalledFirst ? "before" : "after"} the answer\n${runtime.log().slice(-3_000)}\n`;
+        expectUnavailable(answer, context);
       } finally {
         runtime.resumeTable();
       }
