@@ -4,7 +4,7 @@
  * 1. Per function: bundle size (all files, and what loads at init: index.mjs and the chunks it
  *    imports statically) and init time (a fresh Node process imports the bundle; CPU and wall time
  *    of 31 rounds), beside two floors in the same run: the same AWS SDK clients and commands
- *    imported and nothing else (built with and without direct SDK imports, the lighter build
+ *    imported and nothing else (built with and without our SDK-import plugin, the lighter build
  *    counting), and the same clients also constructed. Compared by the least runs and, steadier,
  *    by the median of the per-round ratios.
  * 2. DynamoDB calls per request on a warm path, and the capacity units they consume, counted by a
@@ -106,11 +106,10 @@ interface Bundle {
   metafile: Metafile;
 }
 
-async function bundle(entry: string, directory: string, directImports = true): Promise<Bundle> {
+async function bundle(entry: string, directory: string, sdkImports = true): Promise<Bundle> {
   const result = await bundleFunction(entry, directory, {
-    metafile: true,
     nodePaths: [resolve(root, "node_modules")],
-    directImports,
+    sdkImports,
   });
   const metafile = result.metafile as Metafile;
   const outputs = metafile.outputs;
@@ -203,7 +202,7 @@ async function measureSizes(only: ReadonlySet<string> | undefined): Promise<Size
     if (only && !only.has(definition.id)) continue;
     const ours = await bundle(resolve(root, definition.entry), join(work, definition.id));
     const clients = clientsIn(ours.metafile);
-    /** The floor built as ours is (direct SDK imports) and as esbuild alone builds it: the lighter counts. */
+    /** The floor built as ours is (SDK-import plugin) and as esbuild alone builds it: the lighter counts. */
     let floors: [Bundle, Bundle] | undefined;
     let constructed: Bundle | undefined;
     if (clients.length > 0) {
@@ -1062,7 +1061,7 @@ async function reportSizes(only?: ReadonlySet<string>): Promise<void> {
   }
   console.log(
     `\nInit: CPU ms of ${INIT_RUNS} fresh imports, least (median); floor = the same SDK clients and commands imported, nothing else,
-built both as ours is (direct SDK imports) and by esbuild alone: the faster build is the floor's init, the smaller its sizes;
+built both as ours is (SDK-import plugin) and by esbuild alone: the faster build is the floor's init, the smaller its sizes;
 + constructed = those clients also constructed once. "least" compares the least runs; "paired" is the median, over the
 runs, of ours / floor within one run (ours, the floor and the constructed floor import in turn), CPU and wall: on a shared
 machine whose speed drifts, the paired figure is the steadier one.\n`,

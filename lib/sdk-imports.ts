@@ -38,10 +38,7 @@ interface Barrel {
 const sdkFile = /[\\/]node_modules[\\/](?:@aws-sdk|@smithy)[\\/].*\.m?js$/;
 
 /** The credential providers a Lambda function never reaches (its chain ends at the environment's). */
-const unusedOnLambda =
-  /import\("(@smithy\/credential-provider-imds|@aws-sdk\/nested-clients\/(?:sts|sso-oidc|signin)|@aws-sdk\/credential-provider-(?:ini|sso|process|http|web-identity|login))"\)/g;
-const providersModule = "sdk-credential-providers-unused-on-lambda";
-const providers = [
+const unusedOnLambda = [
   "@smithy/credential-provider-imds",
   "@aws-sdk/nested-clients/sts",
   "@aws-sdk/nested-clients/sso-oidc",
@@ -53,6 +50,11 @@ const providers = [
   "@aws-sdk/credential-provider-web-identity",
   "@aws-sdk/credential-provider-login",
 ];
+const importOfUnused = new RegExp(
+  `import\\("(${unusedOnLambda.map((name) => name.replace(/[/.-]/g, "\\$&")).join("|")})"\\)`,
+  "g",
+);
+const providersModule = "sdk-credential-providers-unused-on-lambda";
 const reExport = /export\s*\{([^}]*)\}\s*from\s*"([^"]+)"\s*;?/g;
 const reExportAll = /export\s*\*\s*from\s*"([^"]+)"\s*;?/g;
 const namedImport = /import\s*\{([^}]*)\}\s*from\s*"([^"]+)"\s*;?/g;
@@ -152,17 +154,27 @@ export function sdkImportsPlugin(): Plugin {
   /** Each SDK file's rewritten text (undefined: unchanged), once per process: every function loads them. */
   const rewritten = new Map<string, Promise<string | undefined>>();
 
-  const barrelAt = (build: PluginBuild, file: string): Promise<Barrel | undefined> => {
+  /** `reading`: the barrels being read on the way here; one that re-exports itself is not followed. */
+  const barrelAt = (
+    build: PluginBuild,
+    file: string,
+    reading: ReadonlySet<string> = new Set(),
+  ): Promise<Barrel | undefined> => {
+    if (reading.has(file)) return Promise.resolve(undefined);
     let pending = barrels.get(file);
     if (!pending) {
-      pending = readBarrel(build, file);
+      pending = readBarrel(build, file, new Set([...reading, file]));
       barrels.set(file, pending);
     }
     return pending;
   };
 
   /** A pure barrel's names, followed to their defining files; undefined if `file` is not one. */
-  const readBarrel = async (build: PluginBuild, file: string): Promise<Barrel | undefined> => {
+  const readBarrel = async (
+    build: PluginBuild,
+    file: string,
+    reading: ReadonlySet<string>,
+  ): Promise<Barrel | undefined> => {
     const info = packageOf(file);
     if (!info || info.sideEffects === undefined) return undefined;
     const source = readFileSync(file, "utf8");
@@ -170,13 +182,13 @@ export function sdkImportsPlugin(): Plugin {
     if (code.replace(reExport, "").replace(reExportAll, "").trim() !== "") return undefined;
     const barrel: Barrel = { names: new Map(), effects: new Set() };
     const follow = async (target: string, name: string): Promise<Origin> => {
-      const inner = await barrelAt(build, target);
+      const inner = await barrelAt(build, target, reading);
       return inner?.names.get(name) ?? { file: target, name };
     };
     for (const match of code.matchAll(reExport)) {
       const target = await resolve(build, match[2] ?? "", file);
       if (!target) return undefined;
-      const inner = await barrelAt(build, target);
+      const inner = await barrelAt(build, target, reading);
       if (inner) for (const effect of inner.effects) barrel.effects.add(effect);
       else if (hasEffects(target)) barrel.effects.add(target);
       for (const [name, exported] of specifiers(match[1] ?? "")) {
@@ -187,7 +199,7 @@ export function sdkImportsPlugin(): Plugin {
     for (const match of code.matchAll(reExportAll)) {
       const target = await resolve(build, match[1] ?? "", file);
       if (!target) return undefined;
-      const inner = await barrelAt(build, target);
+      const inner = await barrelAt(build, target, reading);
       if (inner) {
         for (const effect of inner.effects) barrel.effects.add(effect);
         for (const [name, origin] of inner.names) if (!barrel.names.has(name)) barrel.names.set(name, origin);
@@ -210,8 +222,8 @@ export function sdkImportsPlugin(): Plugin {
       }));
       build.onLoad({ filter: /.*/, namespace: providersModule }, () => ({
         // Each provider's namespace under its name, as `import(name)` would have given it.
-        contents: `${providers.map((name, i) => `import * as p${i} from ${JSON.stringify(name)};`).join("\n")}
-export default { ${providers.map((name, i) => `${JSON.stringify(name)}: p${i}`).join(", ")} };`,
+        contents: `${unusedOnLambda.map((name, i) => `import * as p${i} from ${JSON.stringify(name)};`).join("\n")}
+export default { ${unusedOnLambda.map((name, i) => `${JSON.stringify(name)}: p${i}`).join(", ")} };`,
         resolveDir: dirname(fileURLToPath(import.meta.url)),
         loader: "js",
       }));
@@ -233,7 +245,7 @@ export default { ${providers.map((name, i) => `${JSON.stringify(name)}: p${i}`).
     const original = readFileSync(path, "utf8");
     if (!original.includes("import")) return undefined;
     const source = original.replace(
-      unusedOnLambda,
+      importOfUnused,
       (_call, name: string) =>
         `import(${JSON.stringify(providersModule)}).then((all) => all.default[${JSON.stringify(name)}])`,
     );
@@ -260,7 +272,8 @@ export default { ${providers.map((name, i) => `${JSON.stringify(name)}: p${i}`).
       for (const [file, names] of byFile)
         lines.push(`import { ${names.join(", ")} } from ${JSON.stringify(file)};`);
       if (kept.length > 0) lines.push(`import { ${kept.join(", ")} } from ${JSON.stringify(spec)};`);
-      replacements.push([statement, lines.join("\n")]);
+      // On one line, as the import was: a `//` comment ending in it cannot uncover code.
+      replacements.push([statement, lines.join(" ")]);
       changed = true;
     }
     if (!changed) return undefined;

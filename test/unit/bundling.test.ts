@@ -22,9 +22,9 @@ interface Built {
   outputs: Map<string, string[]>;
 }
 
-async function build(entry: string, name: string, directImports = true): Promise<Built> {
+async function build(entry: string, name: string, sdkImports = true): Promise<Built> {
   const directory = join(work, name);
-  const result = await bundleFunction(entry, directory, { metafile: true, directImports });
+  const result = await bundleFunction(entry, directory, { sdkImports });
   const outputs = (result.metafile as Metafile).outputs;
   const index = Object.keys(outputs).find((file) => file.endsWith(`/${handlerFile}`)) ?? "";
   const loaded = new Set<string>();
