@@ -64,9 +64,10 @@ import type { Construct } from "constructs";
 import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
 import { bundleFunctionSync, handlerFile } from "./bundling.ts";
 import { ConsoleStack } from "./console-stack.ts";
-import { allQueues, queueSources, queues, streamSources } from "./event-sources.ts";
+import { allQueues, eventFunctions, queueSources, queues, streamSources } from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
 import {
+  allFunctions,
   authorizer,
   authorizerSettings,
   type FunctionDefinition,
@@ -80,6 +81,8 @@ import type { StageConfig } from "./stage-config.ts";
 import { tableSchema } from "./table-schema.ts";
 
 const root = resolve(import.meta.dirname, "..");
+/** Every function's entry: bundled together on the first function's bundling (bundleFunctionSync). */
+const everyEntry = [...allFunctions, ...eventFunctions].map((definition) => resolve(root, definition.entry));
 
 /**
  * What the operator CLI (`npm run admin -- … --table`) does on the table: reads, writes, the
@@ -620,7 +623,7 @@ export class ApiStack extends Stack {
           environment: { FUNCTION_ENTRY: definition.entry },
           local: {
             tryBundle: (outputDir) => {
-              bundleFunctionSync(resolve(root, definition.entry), outputDir);
+              bundleFunctionSync(resolve(root, definition.entry), outputDir, everyEntry);
               return true;
             },
           },

@@ -10,7 +10,8 @@
  * function grew by 100 KB and started no faster.)
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BuildOptions, build, type Metafile } from "esbuild";
 import { sdkImportsPlugin } from "./sdk-imports.ts";
@@ -91,20 +92,37 @@ function dropUnreachableFiles(metafile: Metafile): void {
   }
 }
 
+/** Bundles made by `bundleFunctionSync`'s child process, by entry: its directory. */
+const bundledAhead = new Map<string, string>();
+
 /**
- * The same, for CDK's synchronous local bundling: esbuild runs plugins only in an asynchronous
- * build, so a child process runs `bundleFunction` (through tsx, as `cdk.json` runs the app).
+ * The same, for CDK's local bundling, which is synchronous, while esbuild runs plugins only in an
+ * asynchronous build. So a child process (through tsx, as `cdk.json` runs the app) bundles: on the
+ * first call, this entry and every one in `alongside` (the stack's other functions) at once, in
+ * parallel; later calls copy their bundle from there. One process per function would start tsx,
+ * esbuild and the plugin's reading of the SDK sixty times.
  */
-export function bundleFunctionSync(entry: string, outDirectory: string): void {
-  const root = resolve(import.meta.dirname, "..");
-  execFileSync(
-    process.execPath,
-    ["--import", "tsx", join(root, "bin/bundle-function.ts"), entry, outDirectory],
-    {
-      cwd: root,
-      stdio: "inherit",
-    },
-  );
+export function bundleFunctionSync(
+  entry: string,
+  outDirectory: string,
+  alongside: readonly string[] = [],
+): void {
+  if (!bundledAhead.has(entry)) {
+    const entries = [...new Set([entry, ...alongside])].filter((each) => !bundledAhead.has(each));
+    const root = resolve(import.meta.dirname, "..");
+    const work = mkdtempSync(join(tmpdir(), "chatbot-bundles-"));
+    process.once("exit", () => rmSync(work, { recursive: true, force: true }));
+    execFileSync(
+      process.execPath,
+      ["--import", "tsx", join(root, "bin/bundle-functions.ts"), work, ...entries],
+      {
+        cwd: root,
+        stdio: "inherit",
+      },
+    );
+    for (const [position, each] of entries.entries()) bundledAhead.set(each, join(work, String(position)));
+  }
+  cpSync(bundledAhead.get(entry) as string, outDirectory, { recursive: true });
 }
 
 /**
