@@ -48,7 +48,7 @@ import { addTool } from "#functions/domain/tools";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
-import { bundleFunction, handlerFile } from "#lib/bundling";
+import { bundleFunction, handlerFile, outputsReached } from "#lib/bundling";
 import { eventFunctions } from "#lib/event-sources";
 import { demoOrder, demoPassword } from "#lib/local/demo";
 import { type LocalRuntime, startLocalRuntime } from "#lib/local/runtime";
@@ -114,16 +114,7 @@ async function bundle(entry: string, directory: string, sdkImports = true): Prom
   const metafile = result.metafile as Metafile;
   const outputs = metafile.outputs;
   const totalKb = Object.values(outputs).reduce((sum, output) => sum + output.bytes, 0) / 1024;
-  const entryFile = Object.keys(outputs).find((file) => file.endsWith(`/${handlerFile}`));
-  const loaded = new Set<string>();
-  const visit = (file: string) => {
-    if (loaded.has(file)) return;
-    loaded.add(file);
-    for (const imported of outputs[file]?.imports ?? []) {
-      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
-    }
-  };
-  if (entryFile) visit(entryFile);
+  const loaded = outputsReached(metafile, { atInit: true });
   const initKb = [...loaded].reduce((sum, file) => sum + (outputs[file]?.bytes ?? 0), 0) / 1024;
   return { directory, totalKb, initKb, metafile };
 }

@@ -76,20 +76,32 @@ export async function bundleFunction(
  * browser user-agent parser (bowser, 33 KB) was in every function that uses the SDK.
  */
 function dropUnreachableFiles(metafile: Metafile): void {
+  const reached = outputsReached(metafile, { atInit: false });
+  for (const file of Object.keys(metafile.outputs)) {
+    if (reached.has(file)) continue;
+    rmSync(resolve(file));
+    delete metafile.outputs[file];
+  }
+}
+
+/**
+ * The output files `index.mjs` reaches (paths as the metafile names them): through its static
+ * imports alone, what a cold start loads (`atInit`), or through `import()` too, all that can load.
+ */
+export function outputsReached(metafile: Metafile, { atInit }: { atInit: boolean }): Set<string> {
   const outputs = metafile.outputs;
   const reached = new Set<string>();
   const visit = (file: string) => {
     if (reached.has(file) || !outputs[file]) return;
     reached.add(file);
-    for (const imported of outputs[file].imports) if (!imported.external) visit(imported.path);
+    for (const imported of outputs[file].imports) {
+      if (!imported.external && (!atInit || imported.kind === "import-statement")) visit(imported.path);
+    }
   };
-  for (const file of Object.keys(outputs))
-    if (file.endsWith(`/${handlerFile}`) || file === handlerFile) visit(file);
   for (const file of Object.keys(outputs)) {
-    if (reached.has(file)) continue;
-    rmSync(resolve(file));
-    delete outputs[file];
+    if (file.endsWith(`/${handlerFile}`) || file === handlerFile) visit(file);
   }
+  return reached;
 }
 
 /** Bundles made by `bundleFunctionSync`'s child process, by entry: its directory. */

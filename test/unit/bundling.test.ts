@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import type { Metafile } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundleFunction, handlerFile } from "#lib/bundling";
+import { bundleFunction, handlerFile, outputsReached } from "#lib/bundling";
 
 const root = resolve(import.meta.dirname, "../..");
 const work = mkdtempSync(join(tmpdir(), "bundling-test-"));
@@ -25,17 +25,9 @@ interface Built {
 async function build(entry: string, name: string, sdkImports = true): Promise<Built> {
   const directory = join(work, name);
   const result = await bundleFunction(entry, directory, { sdkImports });
-  const outputs = (result.metafile as Metafile).outputs;
-  const index = Object.keys(outputs).find((file) => file.endsWith(`/${handlerFile}`)) ?? "";
-  const loaded = new Set<string>();
-  const visit = (file: string) => {
-    if (loaded.has(file)) return;
-    loaded.add(file);
-    for (const imported of outputs[file]?.imports ?? []) {
-      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
-    }
-  };
-  visit(index);
+  const metafile = result.metafile as Metafile;
+  const outputs = metafile.outputs;
+  const loaded = outputsReached(metafile, { atInit: true });
   return {
     directory,
     atInit: [...loaded].flatMap((file) => Object.keys(outputs[file]?.inputs ?? {})),
