@@ -7,8 +7,10 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { Metafile } from "esbuild";
 import { bundleFunction, handlerFile } from "../bundling.ts";
 import type { FunctionDefinition } from "../routes.ts";
+import { bundleCache } from "./bundle-cache.ts";
 import { installLambdaStreamingGlobals } from "./function-url-emulator.ts";
 import type { EmulatedFunction, LambdaFunction } from "./http-api-emulator.ts";
 
@@ -16,20 +18,29 @@ const root = resolve(import.meta.dirname, "../..");
 
 /**
  * Bundles each function into a directory of its own (`<id>/index.mjs` and its chunks), as the
- * stack does: functions share no module instances, as separate Lambdas share none.
+ * stack does: functions share no module instances, as separate Lambdas share none. A function
+ * whose inputs did not change since it was last bundled is copied from the bundle cache
+ * (`.local/bundle-cache`, see bundle-cache.ts) instead.
  */
 export async function bundleFunctions(
   definitions: readonly FunctionDefinition[],
   outDirectory: string,
+  cacheDirectory: string = resolve(root, ".local/bundle-cache"),
 ): Promise<Map<string, string>> {
   mkdirSync(outDirectory, { recursive: true });
+  const cache = bundleCache(cacheDirectory);
   const bundles = new Map<string, string>();
   await Promise.all(
     definitions.map(async (definition) => {
       const directory = resolve(outDirectory, definition.id);
+      const entry = resolve(root, definition.entry);
       // Chunk names carry content hashes: stale ones would pile up.
       rmSync(directory, { recursive: true, force: true });
-      await bundleFunction(resolve(root, definition.entry), directory);
+      if (!cache?.restore(definition.id, entry, directory)) {
+        rmSync(directory, { recursive: true, force: true }); // whatever a failed restore left
+        const result = await bundleFunction(entry, directory);
+        cache?.store(definition.id, entry, directory, result.metafile as Metafile);
+      }
       bundles.set(definition.id, resolve(directory, handlerFile));
     }),
   );
