@@ -1,40 +1,32 @@
 /**
- * The whole service as one stack per stage: an HTTP API whose routes come from lib/routes.ts, one
- * Lambda per route (Node.js 24, arm64, bundled by a local esbuild), two Lambda authorizers (API
- * keys; the management API), the streaming message function behind a function URL of its own (an
- * HTTP API cannot stream), one DynamoDB table, a KMS key for look-up tool credentials, and the
- * Cognito user pool people sign in to the console with. Every function gets its own role with
- * exactly the table actions its route declares.
+ * The whole service as one stack per stage, split by concern into nested stacks (lib/concerns.ts;
+ * CloudFormation allows 500 resources a stack). The root keeps what clients and data hold on to: one
+ * DynamoDB table, the KMS keys (look-up tool credentials, webhook secrets), the Cognito user pool
+ * people sign in to the console with, the webhook pipeline's queues, the HTTP API with every route
+ * of lib/routes.ts and its two Lambda authorizers (API keys; the management API), and the streaming
+ * message function behind a function URL of its own (an HTTP API cannot stream). Every other
+ * function (Node.js 24, arm64, bundled by a local esbuild) lives in its concern's nested stack
+ * (lib/concern-stack.ts) with its own role, exactly the table actions it declares, and its route's
+ * integration; the console's hosting is a nested stack of its own (lib/console-stack.ts).
  *
  * The webhook pipeline comes from lib/event-sources.ts: the table's stream feeds the EventFanout
  * function, which queues deliveries (SQS) for the WebhookDelivery function; its own KMS key seals
  * endpoints' signing secrets.
  */
-import { resolve } from "node:path";
-import {
-  AssetHashType,
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Token,
-  Validations,
-} from "aws-cdk-lib";
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   ApiMapping,
+  AuthorizerPayloadVersion,
   CfnAuthorizer,
+  CfnRoute,
   DomainName,
   HttpApi,
-  HttpMethod,
-  HttpRoute,
-  HttpRouteKey,
+  HttpAuthorizer,
+  HttpAuthorizerType,
   HttpStage,
   LogGroupLogDestination,
 } from "aws-cdk-lib/aws-apigatewayv2";
-import { HttpLambdaAuthorizer, HttpLambdaResponseType } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
-import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
 import {
   AccountRecovery,
@@ -45,33 +37,33 @@ import {
   VerificationEmailStyle,
 } from "aws-cdk-lib/aws-cognito";
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from "aws-cdk-lib/aws-dynamodb";
-import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { ManagedPolicy, PolicyStatement, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import {
-  Architecture,
-  Code,
   FilterCriteria,
   FunctionUrlAuthType,
   InvokeMode,
-  Function as LambdaFunction,
-  Runtime,
+  type Function as LambdaFunction,
   StartingPosition,
 } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
-import type { Construct } from "constructs";
-import { bedrockInvokeGrant, parseBedrockModel, regionOf } from "./bedrock-access.ts";
-import { bundleFunctionSync, handlerFile } from "./bundling.ts";
+import { Construct } from "constructs";
+import { parseBedrockModel, regionOf } from "./bedrock-access.ts";
+import { ConcernStack, type ConcernStackProps, integrateRoute } from "./concern-stack.ts";
+import { type ConcernStackName, concernStackNames, concernStacks } from "./concerns.ts";
 import { ConsoleStack } from "./console-stack.ts";
 import { allQueues, eventFunctions, queueSources, queues, streamSources } from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
+import { deployFunction, indexArns, modelSecretPrefix, type SharedResources } from "./lambda-functions.ts";
 import {
   allFunctions,
   authorizer,
   authorizerSettings,
   type FunctionDefinition,
   manageAuthorizer,
+  type RouteDefinition,
   routeMiss,
   routes,
   streamRoute,
@@ -80,9 +72,20 @@ import {
 import type { StageConfig } from "./stage-config.ts";
 import { tableSchema } from "./table-schema.ts";
 
-const root = resolve(import.meta.dirname, "..");
-/** Every function's entry: bundled together on the first function's bundling (bundleFunctionSync). */
-const everyEntry = [...allFunctions, ...eventFunctions].map((definition) => resolve(root, definition.entry));
+/**
+ * The nested-stack class of a concern that owns resources of its own (a file under lib/ extending
+ * ConcernStack); a concern not named here gets a plain ConcernStack.
+ */
+const concernStackClasses: Partial<
+  Record<
+    ConcernStackName,
+    new (
+      scope: Construct,
+      id: ConcernStackName,
+      props: ConcernStackProps,
+    ) => ConcernStack
+  >
+> = {};
 
 /**
  * What the operator CLI (`npm run admin -- … --table`) does on the table: reads, writes, the
@@ -235,70 +238,38 @@ export class ApiStack extends Stack {
       CONVERSATION_TIMER_QUEUE_URL: timerQueue.queueUrl,
     };
 
-    const build = (definition: FunctionDefinition): LambdaFunction => {
-      const fn = this.lambda(definition, config, environment);
-      for (const grant of definition.grants ?? []) {
-        switch (grant) {
-          case "bedrock:invoke-configured-models":
-            this.grantBedrockModels(fn, config.bedrockModelIds);
-            break;
-          case "secrets:read-model-keys": {
-            const modelSecrets = `arn:${this.partition}:secretsmanager:${this.region}:${this.account}:secret:${modelSecretPrefix(config.stage)}*`;
-            fn.addToRolePolicy(
-              new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [modelSecrets] }),
-            );
-            Validations.of(fn.role ?? fn).acknowledge({
-              id: `AwsSolutions::AwsSolutions-IAM5[Resource::${this.asNagShowsIt(modelSecrets)}]`,
-              reason:
-                "Model API keys are secrets the operator creates after deployment under this stage's prefix; the function may read only those.",
-            });
-            break;
-          }
-          case "kms:decrypt-tool-credentials":
-            toolCredentialsKey.grantDecrypt(fn);
-            break;
-          case "kms:encrypt-tool-credentials":
-            toolCredentialsKey.grant(fn, "kms:GenerateDataKey");
-            break;
-          case "cognito:invite-people":
-            fn.addToRolePolicy(
-              new PolicyStatement({
-                actions: ["cognito-idp:AdminCreateUser", "cognito-idp:AdminGetUser"],
-                resources: [userPool.userPoolArn],
-              }),
-            );
-            break;
-          case "kms:decrypt-webhook-secrets":
-            webhookSecretsKey.grantDecrypt(fn);
-            break;
-          case "kms:seal-webhook-secrets":
-            webhookSecretsKey.grant(fn, "kms:GenerateDataKey");
-            break;
-          case "sqs:send-webhook-deliveries":
-            deliveryQueue.grantSendMessages(fn);
-            break;
-          case "sqs:send-conversation-timers":
-            timerQueue.grantSendMessages(fn);
-            break;
-        }
-      }
-      this.functions.set(definition.id, fn);
-      return fn;
+    this.checkBedrockModels(config.bedrockModelIds);
+    const shared: SharedResources = {
+      config,
+      table: this.table,
+      toolCredentialsKey,
+      webhookSecretsKey,
+      userPool,
+      queues: queueById,
+      environment,
     };
 
-    const authorizerFn = build(authorizer);
-    const apiKeyAuthorizer = new HttpLambdaAuthorizer("ApiKeyAuthorizer", authorizerFn, {
-      responseTypes: [HttpLambdaResponseType.SIMPLE],
-      identitySource: [...authorizerSettings.identitySource],
-      resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
-    });
-
-    const manageAuthorizerFn = build(manageAuthorizer);
-    const managementAuthorizer = new HttpLambdaAuthorizer("ManageAuthorizer", manageAuthorizerFn, {
-      responseTypes: [HttpLambdaResponseType.SIMPLE],
-      identitySource: [...authorizerSettings.identitySource],
-      resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
-    });
+    // Each function in the stack its definition names (lib/concerns.ts): the few the root holds on
+    // to here, every other in its concern's nested stack.
+    const concernStacksByName = new Map(
+      concernStackNames.map((name) => {
+        const StackClass = concernStackClasses[name] ?? ConcernStack;
+        return [name, new StackClass(this, name, { shared, description: concernStacks[name] })] as const;
+      }),
+    );
+    for (const definition of [...allFunctions, ...eventFunctions]) {
+      const fn =
+        definition.stack === "Root"
+          ? deployFunction(this, definition, shared)
+          : concernStacksByName.get(definition.stack)?.addFunction(definition);
+      if (!fn) throw new Error(`${definition.id}: no stack ${definition.stack}`);
+      this.functions.set(definition.id, fn);
+    }
+    const functionOf = (definition: FunctionDefinition): LambdaFunction => {
+      const fn = this.functions.get(definition.id);
+      if (!fn) throw new Error(`function ${definition.id} missing`);
+      return fn;
+    };
 
     const api = new HttpApi(this, "HttpApi", {
       apiName: `chatbot-api-${config.stage}`,
@@ -306,14 +277,58 @@ export class ApiStack extends Stack {
       createDefaultStage: false,
       disableExecuteApiEndpoint: false,
     });
+    const authorizerIds = {
+      apiKey: this.lambdaAuthorizer(api, "ApiKeyAuthorizer", functionOf(authorizer)),
+      manage: this.lambdaAuthorizer(api, "ManageAuthorizer", functionOf(manageAuthorizer)),
+    };
+
+    // The routes stay here, whichever stack serves them: a route key is unique in its API, so a route
+    // that moved stacks would be created before its old self is deleted, and refused (409). Each is at
+    // the construct path CDK's HttpApi.addRoutes gave it, so its logical id never changes.
+    const addRoute = (
+      constructId: string,
+      routeKey: string,
+      definition: FunctionDefinition & Pick<RouteDefinition, "auth">,
+      path: string | undefined,
+    ): CfnRoute => {
+      const integrationId = integrateRoute(functionOf(definition), api, definition.id, path);
+      const authorizerId =
+        definition.auth === "apiKey" || definition.auth === "countApiKey"
+          ? authorizerIds.apiKey
+          : definition.auth === "manage"
+            ? authorizerIds.manage
+            : undefined;
+      return new CfnRoute(new Construct(api, constructId), "Resource", {
+        apiId: api.apiId,
+        routeKey,
+        target: `integrations/${integrationId}`,
+        authorizationType: authorizerId ? "CUSTOM" : "NONE",
+        ...(authorizerId ? { authorizerId } : {}),
+      });
+    };
     // The $default route answers whatever no route matched; with the authorizer, so that a valid
     // key's 404 / 405 carries its rate state (functions/handlers/route-miss.ts).
-    new HttpRoute(api, "DefaultRoute", {
-      httpApi: api,
-      routeKey: HttpRouteKey.DEFAULT,
-      integration: new HttpLambdaIntegration("RouteMissIntegration", build(routeMiss)),
-      ...(routeMiss.auth === "apiKey" ? { authorizer: apiKeyAuthorizer } : {}),
-    });
+    addRoute("DefaultRoute", "$default", routeMiss, undefined);
+    for (const route of routes) {
+      const added = addRoute(
+        `${route.method}${route.path}`,
+        `${route.method} ${route.path}`,
+        route,
+        route.path,
+      );
+      if (route.auth === "none") {
+        Validations.of(added).acknowledge({
+          id: "AwsSolutions::AwsSolutions-APIG4",
+          reason: `${route.method} ${route.path} is public by design: liveness and the API description need no key (docs/api.md).`,
+        });
+      }
+    }
+    // CDK always writes IdentitySource; with none, the property must be absent altogether.
+    for (const cfnAuthorizer of api.node
+      .findAll()
+      .filter((construct): construct is CfnAuthorizer => construct instanceof CfnAuthorizer)) {
+      cfnAuthorizer.addPropertyDeletionOverride("IdentitySource");
+    }
 
     const accessLogs = new LogGroup(this, "AccessLogs", {
       retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
@@ -350,31 +365,8 @@ export class ApiStack extends Stack {
         : {}),
     });
 
-    for (const route of routes) {
-      const fn = build(route);
-      const [added] = api.addRoutes({
-        path: route.path,
-        methods: [HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
-        ...(route.auth === "apiKey" || route.auth === "countApiKey" ? { authorizer: apiKeyAuthorizer } : {}),
-        ...(route.auth === "manage" ? { authorizer: managementAuthorizer } : {}),
-      });
-      if (route.auth === "none" && added) {
-        Validations.of(added).acknowledge({
-          id: "AwsSolutions::AwsSolutions-APIG4",
-          reason: `${route.method} ${route.path} is public by design: liveness and the API description need no key (docs/api.md).`,
-        });
-      }
-    }
-    // CDK always writes IdentitySource; with none, the property must be absent altogether.
-    for (const cfnAuthorizer of api.node
-      .findAll()
-      .filter((construct): construct is CfnAuthorizer => construct instanceof CfnAuthorizer)) {
-      cfnAuthorizer.addPropertyDeletionOverride("IdentitySource");
-    }
-
     for (const source of streamSources) {
-      const fn = build(source.function);
+      const fn = functionOf(source.function);
       fn.addEventSource(
         new DynamoEventSource(this.table, {
           startingPosition: StartingPosition[source.startingPosition],
@@ -397,7 +389,7 @@ export class ApiStack extends Stack {
       });
     }
     for (const source of queueSources) {
-      const fn = build(source.function);
+      const fn = functionOf(source.function);
       fn.addEventSource(
         new SqsEventSource(queueFor(source.queueId), {
           batchSize: source.batchSize,
@@ -427,7 +419,7 @@ export class ApiStack extends Stack {
     // POST /api/message/stream: a function URL in response-streaming mode. Its AuthType is NONE
     // because the function checks the bearer key (and takes the rate-limit token) itself, with the
     // authorizer's code; every other path or method on it is answered 404 / 405 by the function.
-    const streamUrl = build(streamRoute).addFunctionUrl({
+    const streamUrl = functionOf(streamRoute).addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
       invokeMode: InvokeMode.RESPONSE_STREAM,
     });
@@ -482,7 +474,7 @@ export class ApiStack extends Stack {
         new PolicyStatement({ actions: [...operatorTableActions], resources: [this.table.tableArn] }),
         new PolicyStatement({
           actions: ["dynamodb:Query"],
-          resources: this.indexArns(),
+          resources: indexArns(this.table),
         }),
         // GenerateDataKey seals credentials (tools add/update); Decrypt opens them (tools test).
         new PolicyStatement({
@@ -520,18 +512,11 @@ export class ApiStack extends Stack {
     });
   }
 
-  /** The table's index ARNs: the only resources an index Query is granted on. */
-  private indexArns(): string[] {
-    return tableSchema.globalSecondaryIndexes.map(
-      (index) => `${this.table.tableArn}/index/${index.indexName}`,
-    );
-  }
-
   /**
-   * Lets `fn` invoke exactly the configured models (lib/bedrock-access.ts says what each kind
-   * needs), and acknowledges each wildcard resource that needs by its exact cdk-nag finding.
+   * Refuses, at synth, a model the functions cannot call: a full ARN in another region than the
+   * stack's (Bedrock is called in the stack's region).
    */
-  private grantBedrockModels(fn: LambdaFunction, modelIds: readonly string[]): void {
+  private checkBedrockModels(modelIds: readonly string[]): void {
     for (const modelId of modelIds) {
       const model = parseBedrockModel(modelId);
       if ("problem" in model)
@@ -542,104 +527,32 @@ export class ApiStack extends Stack {
           `Invalid stage configuration: bedrockModelIds: ${modelId} is in ${modelRegion}, but the functions call Bedrock in ${this.region}`,
         );
       }
-      const grant = bedrockInvokeGrant(model, {
-        partition: this.partition,
-        region: this.region,
-        account: this.account,
-      });
-      for (const statement of grant.statements) fn.addToRolePolicy(statement);
-      for (const { resource, reason } of grant.wildcards) {
-        Validations.of(fn.role ?? fn).acknowledge({
-          id: `AwsSolutions::AwsSolutions-IAM5[Resource::${this.asNagShowsIt(resource)}]`,
-          reason,
-        });
-      }
     }
   }
 
   /**
-   * A resource as cdk-nag prints it in a finding id: the stack's partition, region and account
-   * as `<AWS::…>` while they are tokens (an environment-agnostic synth), literally once known
-   * (`cdk deploy` with credentials sets them).
+   * A Lambda authorizer of the HTTP API, at the construct path CDK's HttpLambdaAuthorizer gave it
+   * (so its logical id stays), set up as lib/routes.ts's authorizerSettings say.
    */
-  private asNagShowsIt(resource: string): string {
-    const shown: [string, string][] = [
-      [this.partition, "<AWS::Partition>"],
-      [this.region, "<AWS::Region>"],
-      [this.account, "<AWS::AccountId>"],
-    ];
-    return shown.reduce(
-      (text, [value, placeholder]) =>
-        Token.isUnresolved(value) ? text.split(value).join(placeholder) : text,
-      resource,
-    );
-  }
-
-  private lambda(
-    definition: FunctionDefinition,
-    config: StageConfig,
-    environment: Record<string, string>,
-  ): LambdaFunction {
-    const logGroup = new LogGroup(this, `${definition.id}Logs`, {
-      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
-      removalPolicy: RemovalPolicy.DESTROY,
+  private lambdaAuthorizer(api: HttpApi, id: string, fn: LambdaFunction): string {
+    const httpAuthorizer = new HttpAuthorizer(api, id, {
+      httpApi: api,
+      type: HttpAuthorizerType.LAMBDA,
+      authorizerName: id,
+      identitySource: [...authorizerSettings.identitySource],
+      enableSimpleResponses: true,
+      payloadFormatVersion: AuthorizerPayloadVersion.VERSION_2_0,
+      authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${fn.functionArn}/invocations`,
+      resultsCacheTtl: Duration.seconds(authorizerSettings.resultsCacheTtlSeconds),
     });
-    const role = new Role(this, `${definition.id}Role`, {
-      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
-      description: `Runs the ${definition.id} function (least privilege).`,
-    });
-    role.addToPolicy(
-      new PolicyStatement({
-        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
-        resources: [logGroup.logGroupArn],
+    fn.addPermission(`${id}Permission`, {
+      principal: new ServicePrincipal("apigateway.amazonaws.com"),
+      sourceArn: this.formatArn({
+        service: "execute-api",
+        resource: api.apiId,
+        resourceName: `authorizers/${httpAuthorizer.authorizerId}`,
       }),
-    );
-    if (definition.table.length > 0) {
-      role.addToPolicy(
-        new PolicyStatement({
-          effect: Effect.ALLOW,
-          actions: [...definition.table],
-          resources: [this.table.tableArn],
-        }),
-      );
-    }
-    if (definition.index && definition.index.length > 0) {
-      role.addToPolicy(
-        new PolicyStatement({
-          actions: [...definition.index],
-          resources: this.indexArns(),
-        }),
-      );
-    }
-
-    return new LambdaFunction(this, definition.id, {
-      // Bundled by the local esbuild into index.mjs and its chunks (lib/bundling.ts), no Docker; the
-      // image is only named because CDK asks for one, and is never pulled.
-      code: Code.fromAsset(root, {
-        assetHashType: AssetHashType.OUTPUT,
-        bundling: {
-          image: Runtime.NODEJS_24_X.bundlingImage,
-          // Also tells the bundles of different functions apart in CDK's bundling cache.
-          environment: { FUNCTION_ENTRY: definition.entry },
-          local: {
-            tryBundle: (outputDir) => {
-              bundleFunctionSync(resolve(root, definition.entry), outputDir, everyEntry);
-              return true;
-            },
-          },
-        },
-      }),
-      handler: `${handlerFile.replace(/\.mjs$/, "")}.handler`,
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: definition.memoryMb,
-      timeout: Duration.seconds(definition.timeoutSeconds),
-      role,
-      logGroup,
-      environment,
     });
+    return httpAuthorizer.authorizerId;
   }
 }
-
-/** Where operators put model API keys: one prefix per stage, the only secrets the message Lambda can read. */
-export const modelSecretPrefix = (stage: string): string => `chatbot-api/${stage}/models/`;

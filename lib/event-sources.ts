@@ -56,6 +56,7 @@ export interface QueueSourceDefinition {
 /** Stream records → webhook deliveries (functions/handlers/event-fanout.ts). */
 export const eventFanout: FunctionDefinition = {
   id: "EventFanout",
+  stack: "Events",
   entry: "functions/handlers/event-fanout.ts",
   memoryMb: 512,
   timeoutSeconds: 60,
@@ -68,6 +69,7 @@ export const eventFanout: FunctionDefinition = {
 /** Inactivity checks, one per queue message (functions/handlers/conversation-timer.ts). */
 export const conversationTimer: FunctionDefinition = {
   id: "ConversationTimer",
+  stack: "Events",
   entry: "functions/handlers/conversation-timer.ts",
   memoryMb: 256,
   timeoutSeconds: 30,
@@ -79,6 +81,7 @@ export const conversationTimer: FunctionDefinition = {
 /** One attempt per queue message (functions/handlers/webhook-delivery.ts). */
 export const webhookDelivery: FunctionDefinition = {
   id: "WebhookDelivery",
+  stack: "Events",
   entry: "functions/handlers/webhook-delivery.ts",
   memoryMb: 512,
   // A batch's attempts run at once, each at most 15 s, plus the table and queue calls around them.

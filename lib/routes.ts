@@ -6,6 +6,7 @@
  *
  * Pure data (no CDK imports): the route-miss Lambda bundles it too.
  */
+import type { StackName } from "./concerns.ts";
 import { streamEndpoint } from "./stream-endpoint.ts";
 
 /** DynamoDB actions a function (or the operator CLI) may use on the table: least privilege, per role. */
@@ -35,6 +36,8 @@ export type ExtraGrant =
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */
   id: string;
+  /** The stack that deploys it: its concern's nested stack, or the root (lib/concerns.ts). */
+  stack: StackName;
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   memoryMb: number;
@@ -83,18 +86,22 @@ const listing = ["dynamodb:Query", "dynamodb:BatchGetItem"] as const;
  */
 const transition = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"] as const;
 
-/** A management route: the management authorizer, one Lambda, 256 MB unless it needs more. */
-function manage(
-  id: string,
-  method: RouteDefinition["method"],
-  path: string,
-  access: ManageAccess,
-  entry: string,
-  table: readonly TableAction[],
-  extra: Partial<Pick<RouteDefinition, "index" | "grants" | "memoryMb" | "timeoutSeconds">> = {},
-): RouteDefinition {
-  return {
+/**
+ * Management routes deployed by the nested stack `stack`: the management authorizer, one Lambda
+ * each, 256 MB unless it needs more.
+ */
+function manageRoutesIn(stack: StackName) {
+  return (
+    id: string,
+    method: RouteDefinition["method"],
+    path: string,
+    access: ManageAccess,
+    entry: string,
+    table: readonly TableAction[],
+    extra: Partial<Pick<RouteDefinition, "index" | "grants" | "memoryMb" | "timeoutSeconds">> = {},
+  ): RouteDefinition => ({
     id,
+    stack,
     method,
     path,
     auth: "manage",
@@ -104,18 +111,23 @@ function manage(
     timeoutSeconds: 10,
     table,
     ...extra,
-  };
+  });
 }
+
+/** The organization and access to it: the caller, organizations, members, API keys, usage, webhook endpoints. */
+const account = manageRoutesIn("ManageAccounts");
+/** Chatbots and what belongs to them: knowledge, tools, the console's conversation views. */
+const chatbot = manageRoutesIn("ManageChatbots");
 
 /** The management API (`/manage/*`): what the console and programs with a manage key call. */
 export const manageRoutes: readonly RouteDefinition[] = [
-  manage("ManageGetMe", "GET", "/manage/me", "signedIn", "get-me", ["dynamodb:GetItem", ...listing], {
+  account("ManageGetMe", "GET", "/manage/me", "signedIn", "get-me", ["dynamodb:GetItem", ...listing], {
     index: ["dynamodb:Query"],
   }),
-  manage("ManageGetOrganization", "GET", "/manage/organization", "viewer", "get-organization", [
+  account("ManageGetOrganization", "GET", "/manage/organization", "viewer", "get-organization", [
     "dynamodb:GetItem",
   ]),
-  manage(
+  account(
     "ManageUpdateOrganization",
     "PATCH",
     "/manage/organization",
@@ -124,7 +136,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:UpdateItem"],
     { index: ["dynamodb:Query"] },
   ),
-  manage(
+  account(
     "ManageListOrganizations",
     "GET",
     "/manage/organizations",
@@ -133,7 +145,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:BatchGetItem"],
     { index: ["dynamodb:Query"] },
   ),
-  manage(
+  account(
     "ManageCreateOrganization",
     "POST",
     "/manage/organizations",
@@ -142,7 +154,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"],
     { grants: ["cognito:invite-people"] },
   ),
-  manage(
+  account(
     "ManageGetOrganizationById",
     "GET",
     "/manage/organizations/{organization_id}",
@@ -150,7 +162,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "get-organization-by-id",
     ["dynamodb:GetItem"],
   ),
-  manage(
+  account(
     "ManageUpdateOrganizationById",
     "PATCH",
     "/manage/organizations/{organization_id}",
@@ -159,10 +171,18 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:UpdateItem"],
     { index: ["dynamodb:Query"] },
   ),
-  manage("ManageListMembers", "GET", "/manage/members", "viewer", "list-members", ["dynamodb:BatchGetItem"], {
-    index: ["dynamodb:Query"],
-  }),
-  manage(
+  account(
+    "ManageListMembers",
+    "GET",
+    "/manage/members",
+    "viewer",
+    "list-members",
+    ["dynamodb:BatchGetItem"],
+    {
+      index: ["dynamodb:Query"],
+    },
+  ),
+  account(
     "ManageInviteMember",
     "POST",
     "/manage/members",
@@ -171,16 +191,16 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
     { grants: ["cognito:invite-people"] },
   ),
-  manage("ManageUpdateMember", "PATCH", "/manage/members/{user_id}", "admin", "update-member", [
+  account("ManageUpdateMember", "PATCH", "/manage/members/{user_id}", "admin", "update-member", [
     "dynamodb:GetItem",
     "dynamodb:UpdateItem",
   ]),
-  manage("ManageRemoveMember", "DELETE", "/manage/members/{user_id}", "admin", "remove-member", [
+  account("ManageRemoveMember", "DELETE", "/manage/members/{user_id}", "admin", "remove-member", [
     "dynamodb:GetItem",
     "dynamodb:DeleteItem",
     "dynamodb:UpdateItem",
   ]),
-  manage(
+  account(
     "ManageListApiKeys",
     "GET",
     "/manage/api-keys",
@@ -191,12 +211,12 @@ export const manageRoutes: readonly RouteDefinition[] = [
       index: ["dynamodb:Query"],
     },
   ),
-  manage("ManageCreateApiKey", "POST", "/manage/api-keys", "admin", "create-api-key", [
+  account("ManageCreateApiKey", "POST", "/manage/api-keys", "admin", "create-api-key", [
     "dynamodb:GetItem",
     "dynamodb:ConditionCheckItem",
     "dynamodb:PutItem",
   ]),
-  manage(
+  account(
     "ManageRevokeApiKey",
     "DELETE",
     "/manage/api-keys/{key_id}",
@@ -205,7 +225,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:UpdateItem"],
     { index: ["dynamodb:Query"] },
   ),
-  manage(
+  chatbot(
     "ManageListChatbots",
     "GET",
     "/manage/chatbots",
@@ -216,23 +236,23 @@ export const manageRoutes: readonly RouteDefinition[] = [
       index: ["dynamodb:Query"],
     },
   ),
-  manage("ManageCreateChatbot", "POST", "/manage/chatbots", "admin", "create-chatbot", [
+  chatbot("ManageCreateChatbot", "POST", "/manage/chatbots", "admin", "create-chatbot", [
     "dynamodb:GetItem",
     "dynamodb:PutItem",
   ]),
-  manage("ManageGetChatbot", "GET", "/manage/chatbots/{chatbot_id}", "viewer", "get-chatbot", [
+  chatbot("ManageGetChatbot", "GET", "/manage/chatbots/{chatbot_id}", "viewer", "get-chatbot", [
     "dynamodb:GetItem",
   ]),
-  manage("ManageUpdateChatbot", "PATCH", "/manage/chatbots/{chatbot_id}", "admin", "update-chatbot", [
+  chatbot("ManageUpdateChatbot", "PATCH", "/manage/chatbots/{chatbot_id}", "admin", "update-chatbot", [
     "dynamodb:GetItem",
     "dynamodb:PutItem",
   ]),
-  manage("ManageDeleteChatbot", "DELETE", "/manage/chatbots/{chatbot_id}", "admin", "delete-chatbot", [
+  chatbot("ManageDeleteChatbot", "DELETE", "/manage/chatbots/{chatbot_id}", "admin", "delete-chatbot", [
     "dynamodb:Query",
     "dynamodb:BatchWriteItem",
     "dynamodb:DeleteItem",
   ]),
-  manage(
+  chatbot(
     "ManageListKnowledge",
     "GET",
     "/manage/chatbots/{chatbot_id}/knowledge",
@@ -240,12 +260,12 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "list-knowledge",
     ["dynamodb:Query"],
   ),
-  manage("ManageAddKnowledge", "POST", "/manage/chatbots/{chatbot_id}/knowledge", "admin", "add-knowledge", [
+  chatbot("ManageAddKnowledge", "POST", "/manage/chatbots/{chatbot_id}/knowledge", "admin", "add-knowledge", [
     "dynamodb:GetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
   ]),
-  manage(
+  chatbot(
     "ManageUpdateKnowledge",
     "PATCH",
     "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
@@ -253,7 +273,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "update-knowledge",
     ["dynamodb:GetItem", "dynamodb:PutItem"],
   ),
-  manage(
+  chatbot(
     "ManageRemoveKnowledge",
     "DELETE",
     "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
@@ -261,12 +281,12 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "remove-knowledge",
     ["dynamodb:DeleteItem"],
   ),
-  manage("ManageListToolTemplates", "GET", "/manage/tool-templates", "viewer", "list-tool-templates", []),
-  manage("ManageListTools", "GET", "/manage/chatbots/{chatbot_id}/tools", "viewer", "list-tools", [
+  chatbot("ManageListToolTemplates", "GET", "/manage/tool-templates", "viewer", "list-tool-templates", []),
+  chatbot("ManageListTools", "GET", "/manage/chatbots/{chatbot_id}/tools", "viewer", "list-tools", [
     "dynamodb:GetItem",
     "dynamodb:Query",
   ]),
-  manage(
+  chatbot(
     "ManageAddTool",
     "POST",
     "/manage/chatbots/{chatbot_id}/tools",
@@ -275,10 +295,10 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
     { grants: ["kms:encrypt-tool-credentials"] },
   ),
-  manage("ManageGetTool", "GET", "/manage/chatbots/{chatbot_id}/tools/{tool_id}", "viewer", "get-tool", [
+  chatbot("ManageGetTool", "GET", "/manage/chatbots/{chatbot_id}/tools/{tool_id}", "viewer", "get-tool", [
     "dynamodb:GetItem",
   ]),
-  manage(
+  chatbot(
     "ManageUpdateTool",
     "PATCH",
     "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
@@ -287,7 +307,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
     { grants: ["kms:encrypt-tool-credentials"] },
   ),
-  manage(
+  chatbot(
     "ManageRemoveTool",
     "DELETE",
     "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
@@ -295,7 +315,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "remove-tool",
     ["dynamodb:DeleteItem"],
   ),
-  manage(
+  chatbot(
     "ManageTestTool",
     "POST",
     "/manage/chatbots/{chatbot_id}/tools/{tool_id}/test",
@@ -304,7 +324,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem"],
     { grants: ["kms:decrypt-tool-credentials"], memoryMb: 512, timeoutSeconds: 20 },
   ),
-  manage(
+  chatbot(
     "ManageListConversations",
     "GET",
     "/manage/conversations",
@@ -313,7 +333,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     [...listing],
     { index: ["dynamodb:Query"] },
   ),
-  manage(
+  chatbot(
     "ManageGetConversation",
     "GET",
     "/manage/conversations/{conversation_id}",
@@ -321,7 +341,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "get-conversation",
     ["dynamodb:GetItem", "dynamodb:Query"],
   ),
-  manage(
+  chatbot(
     "ManageCloseConversation",
     "POST",
     "/manage/conversations/{conversation_id}/close",
@@ -329,7 +349,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "close-conversation",
     [...transition],
   ),
-  manage(
+  chatbot(
     "ManageTakeOverConversation",
     "POST",
     "/manage/conversations/{conversation_id}/take-over",
@@ -337,7 +357,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "take-over-conversation",
     [...transition],
   ),
-  manage(
+  chatbot(
     "ManageHandBackConversation",
     "POST",
     "/manage/conversations/{conversation_id}/hand-back",
@@ -345,7 +365,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "hand-back-conversation",
     [...transition],
   ),
-  manage(
+  chatbot(
     "ManageReplyToConversation",
     "POST",
     "/manage/conversations/{conversation_id}/reply",
@@ -353,8 +373,8 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "reply-to-conversation",
     [...transition],
   ),
-  manage("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
-  manage(
+  account("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
+  account(
     "ManageListWebhookEndpoints",
     "GET",
     "/manage/webhook-endpoints",
@@ -362,7 +382,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "list-webhook-endpoints",
     ["dynamodb:Query"],
   ),
-  manage(
+  account(
     "ManageCreateWebhookEndpoint",
     "POST",
     "/manage/webhook-endpoints",
@@ -372,7 +392,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:Query", "dynamodb:PutItem"],
     { grants: ["kms:seal-webhook-secrets"] },
   ),
-  manage(
+  account(
     "ManageGetWebhookEndpoint",
     "GET",
     "/manage/webhook-endpoints/{endpoint_id}",
@@ -380,7 +400,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "get-webhook-endpoint",
     ["dynamodb:GetItem"],
   ),
-  manage(
+  account(
     "ManageUpdateWebhookEndpoint",
     "PATCH",
     "/manage/webhook-endpoints/{endpoint_id}",
@@ -388,7 +408,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "update-webhook-endpoint",
     ["dynamodb:GetItem", "dynamodb:UpdateItem"],
   ),
-  manage(
+  account(
     "ManageDeleteWebhookEndpoint",
     "DELETE",
     "/manage/webhook-endpoints/{endpoint_id}",
@@ -396,7 +416,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "delete-webhook-endpoint",
     ["dynamodb:DeleteItem"],
   ),
-  manage(
+  account(
     "ManageRotateWebhookSecret",
     "POST",
     "/manage/webhook-endpoints/{endpoint_id}/rotate-secret",
@@ -405,7 +425,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem", "dynamodb:UpdateItem"],
     { grants: ["kms:seal-webhook-secrets"] },
   ),
-  manage(
+  account(
     "ManageListWebhookDeliveries",
     "GET",
     "/manage/webhook-endpoints/{endpoint_id}/deliveries",
@@ -413,7 +433,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "list-webhook-deliveries",
     ["dynamodb:GetItem", "dynamodb:Query"],
   ),
-  manage(
+  account(
     "ManageRedeliverWebhookDelivery",
     "POST",
     "/manage/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver",
@@ -431,6 +451,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "POST",
     path: "/api/conversation",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/create-conversation.ts",
     memoryMb: 512,
     timeoutSeconds: 10,
@@ -442,6 +463,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "POST",
     path: "/api/message",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/send-message.ts",
     memoryMb: 1024,
     timeoutSeconds: 29,
@@ -455,6 +477,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/api/conversation/{conversation_id}/messages",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/list-messages.ts",
     memoryMb: 512,
     timeoutSeconds: 10,
@@ -465,6 +488,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/api/conversation/{conversation_id}",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/get-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -475,6 +499,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/api/conversations",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/list-conversations.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -486,6 +511,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "POST",
     path: "/api/conversation/{conversation_id}/handoff",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/handoff-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -496,6 +522,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "POST",
     path: "/api/conversation/{conversation_id}/close",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/close-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -506,6 +533,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/api/me",
     auth: "apiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/get-me.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -516,6 +544,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/ping",
     auth: "countApiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/ping.ts",
     memoryMb: 128,
     timeoutSeconds: 5,
@@ -526,6 +555,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "GET",
     path: "/openapi.json",
     auth: "countApiKey",
+    stack: "PublicApi",
     entry: "functions/handlers/openapi.ts",
     memoryMb: 128,
     timeoutSeconds: 5,
@@ -548,6 +578,8 @@ export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | 
   id: "StreamMessage",
   ...streamEndpoint,
   auth: "apiKey",
+  // The root: its function URL is the published StreamUrl, which a replaced function would change.
+  stack: "Root",
   entry: "functions/handlers/stream-message.ts",
   memoryMb: 1024,
   timeoutSeconds: 30,
@@ -563,6 +595,7 @@ export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | 
 export const routeMiss: FunctionDefinition & Pick<RouteDefinition, "auth"> = {
   id: "RouteMiss",
   auth: "apiKey",
+  stack: "PublicApi",
   entry: "functions/handlers/route-miss.ts",
   memoryMb: 128,
   timeoutSeconds: 5,
@@ -582,6 +615,8 @@ export const authorizerSettings = {
 /** The Lambda authorizer of every `auth: "apiKey"` and `"countApiKey"` route, and of `$default`. */
 export const authorizer: FunctionDefinition = {
   id: "Authorizer",
+  // The root, beside the HTTP API authorizer that points at it.
+  stack: "Root",
   entry: "functions/handlers/authorizer.ts",
   memoryMb: 512,
   timeoutSeconds: 5,
@@ -596,6 +631,7 @@ export const authorizer: FunctionDefinition = {
  */
 export const manageAuthorizer: FunctionDefinition = {
   id: "ManageAuthorizer",
+  stack: "Root",
   entry: "functions/handlers/manage-authorizer.ts",
   memoryMb: 512,
   timeoutSeconds: 5,

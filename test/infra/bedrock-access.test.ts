@@ -4,10 +4,10 @@
  * global profiles, and full ARNs. The destination regions below are the ones the Bedrock user
  * guide lists for those profiles ("Supported Regions and models for inference profiles").
  */
-import { Template } from "aws-cdk-lib/assertions";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildApp } from "#lib/app";
+import { synthesize } from "./templates.ts";
 
 const account = "123456789012";
 const bundlingOff = { "aws:cdk:bundling-stacks": [] };
@@ -37,8 +37,7 @@ function bedrockStatements(bedrockModelIds: string, region: string | null): Stat
     vi.stubEnv("CDK_DEFAULT_REGION", region);
     vi.stubEnv("CDK_DEFAULT_ACCOUNT", account);
   }
-  const { stack } = buildApp({ ...bundlingOff, stage: "test", bedrockModelIds });
-  const resources = Template.fromStack(stack).toJSON().Resources as Record<
+  const resources = synthesize({ ...bundlingOff, stage: "test", bedrockModelIds }).resources as Record<
     string,
     { Type: string; Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }
   >;

@@ -8,6 +8,7 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { beforeAll, describe, expect, it } from "vitest";
 import { toAuthorizerContext } from "#functions/http/authorizer-context";
 import { buildApp } from "#lib/app";
+import { concernStackNames, resourceBudget } from "#lib/concerns";
 import {
   conversationTimer,
   eventFanout,
@@ -18,19 +19,27 @@ import {
   webhookDelivery,
 } from "#lib/event-sources";
 import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes, streamRoute } from "#lib/routes";
+import deployedLogicalIds from "./deployed-logical-ids.json" with { type: "json" };
+import { type Resources, synthesize } from "./templates.ts";
 
 // Bundling is skipped in tests (it is exercised by the local runtime and `cdk synth`).
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
 
-type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
-
+/** The service's resources in one template: the root stack's and its concerns' nested stacks'. */
 let template: Template;
+/** The root stack's own template: its outputs. */
+let root: Template;
 let resources: Resources;
+let synthesized: ReturnType<typeof synthesize>;
 
 beforeAll(() => {
-  const { stack } = buildApp(context);
-  template = Template.fromStack(stack);
-  resources = template.toJSON().Resources as Resources;
+  synthesized = synthesize(context);
+  root = synthesized.root;
+  // The console's hosting has tests of its own (console-stack.test.ts).
+  resources = Object.fromEntries(
+    Object.entries(synthesized.resources).filter(([id]) => synthesized.stackOf[id] !== "Console"),
+  );
+  template = Template.fromJSON({ Resources: resources });
 });
 
 const ofType = (type: string) => Object.values(resources).filter((resource) => resource.Type === type);
@@ -329,7 +338,7 @@ describe("the streaming endpoint", () => {
     expect(urls[0]?.Properties).toMatchObject({ AuthType: "NONE", InvokeMode: "RESPONSE_STREAM" });
     const target = JSON.stringify(urls[0]?.Properties.TargetFunctionArn);
     expect(target).toContain(streamRoute.id);
-    template.hasOutput("StreamUrl", {
+    root.hasOutput("StreamUrl", {
       Value: { "Fn::GetAtt": [Match.stringLikeRegexp(`^${streamRoute.id}FunctionUrl`), "FunctionUrl"] },
     });
   });
@@ -399,7 +408,7 @@ describe("the operators", () => {
         ["cognito-idp:AdminCreateUser", "cognito-idp:AdminGetUser"],
       ],
     ]);
-    template.hasOutput("OperatorPolicyArn", {});
+    root.hasOutput("OperatorPolicyArn", {});
   });
 });
 
@@ -575,9 +584,9 @@ describe("the table", () => {
   });
 
   it("is named in the outputs, with the API URL", () => {
-    template.hasOutput("ApiUrl", {});
-    template.hasOutput("StreamUrl", {});
-    template.hasOutput("TableName", {});
+    root.hasOutput("ApiUrl", {});
+    root.hasOutput("StreamUrl", {});
+    root.hasOutput("TableName", {});
   });
 });
 
@@ -609,9 +618,9 @@ describe("the people", () => {
       ExplicitAuthFlows: ["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
       PreventUserExistenceErrors: "ENABLED",
     });
-    template.hasOutput("UserPoolId", {});
-    template.hasOutput("ConsoleClientId", {});
-    template.hasOutput("CognitoIssuer", {});
+    root.hasOutput("UserPoolId", {});
+    root.hasOutput("ConsoleClientId", {});
+    root.hasOutput("CognitoIssuer", {});
   });
 });
 
@@ -653,9 +662,42 @@ describe("configuration and checks", () => {
   });
 });
 
-describe("size", () => {
-  it("stays under CloudFormation's limit of 500 resources in the root stack, with room to grow", () => {
-    // The console's hosting is a nested stack of its own; each further route adds about seven.
-    expect(Object.keys(template.toJSON().Resources).length).toBeLessThanOrEqual(460);
+describe("stacks", () => {
+  const budget = (share: number) => Math.floor(resourceBudget.limit * share);
+
+  it("keep 40 % of CloudFormation's 500 resources free in the root stack, and 25 % in each nested stack", () => {
+    const { root: rootTemplate, nested } = synthesized;
+    const count = (stackTemplate: Template) => Object.keys(stackTemplate.toJSON().Resources).length;
+    expect(count(rootTemplate)).toBeLessThanOrEqual(budget(resourceBudget.root));
+    expect([...nested.keys()].sort()).toEqual([...concernStackNames, "Console"].sort());
+    for (const [name, stackTemplate] of nested) {
+      expect([name, count(stackTemplate) <= budget(resourceBudget.nested)]).toEqual([name, true]);
+    }
+  });
+
+  it("deploy each function in the stack its definition names", () => {
+    const { stackOf } = synthesized;
+    for (const definition of [...allFunctions, ...eventFunctions]) {
+      const ids = Object.keys(resources).filter(
+        (id) =>
+          resources[id]?.Type === "AWS::Lambda::Function" &&
+          new RegExp(`^${definition.id}[0-9A-F]{8}$`).test(id),
+      );
+      expect([definition.id, ids.map((id) => stackOf[id] || "Root")]).toEqual([
+        definition.id,
+        [definition.stack],
+      ]);
+    }
+  });
+
+  it("keep every stateful resource, route and published URL of the first deployment in the root, under its logical id", () => {
+    const rootResources = root.toJSON().Resources as Resources;
+    for (const [id, type] of Object.entries(deployedLogicalIds.resources)) {
+      expect([id, rootResources[id]?.Type]).toEqual([id, type]);
+    }
+    const routeIds = Object.entries(rootResources)
+      .filter(([, resource]) => resource.Type === "AWS::ApiGatewayV2::Route")
+      .map(([id]) => id);
+    expect(routeIds).toHaveLength(routes.length + 1);
   });
 });

@@ -1,0 +1,220 @@
+/**
+ * How one function definition (lib/routes.ts, lib/event-sources.ts) becomes a Lambda, in whichever
+ * stack hosts it (lib/concerns.ts): its log group, its own role with exactly the table actions it
+ * declares, the function (Node.js 24, arm64, bundled by the local esbuild), and its extra grants on
+ * the shared resources the root stack owns. The root stack and every concern's nested stack build
+ * their functions with `deployFunction`, so a function is the same wherever it lives.
+ */
+import { resolve } from "node:path";
+import { AssetHashType, Duration, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import type { UserPool } from "aws-cdk-lib/aws-cognito";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { Effect, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import type { Key } from "aws-cdk-lib/aws-kms";
+import { Architecture, Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
+import type { Construct } from "constructs";
+import { bedrockInvokeGrant, parseBedrockModel } from "./bedrock-access.ts";
+import { bundleFunctionSync, handlerFile } from "./bundling.ts";
+import { eventFunctions, queues } from "./event-sources.ts";
+import { allFunctions, type ExtraGrant, type FunctionDefinition } from "./routes.ts";
+import type { StageConfig } from "./stage-config.ts";
+import { tableSchema } from "./table-schema.ts";
+
+const root = resolve(import.meta.dirname, "..");
+/** Every function's entry: bundled together on the first function's bundling (bundleFunctionSync). */
+const everyEntry = [...allFunctions, ...eventFunctions].map((definition) => resolve(root, definition.entry));
+
+/** What the root stack owns and every function may be given access to. */
+export interface SharedResources {
+  config: StageConfig;
+  table: Table;
+  toolCredentialsKey: Key;
+  webhookSecretsKey: Key;
+  userPool: UserPool;
+  /** The queues of lib/event-sources.ts, by id. */
+  queues: ReadonlyMap<string, Queue>;
+  /** Every function's environment variables. */
+  environment: Readonly<Record<string, string>>;
+}
+
+/** A grant a concern stack gives from resources of its own; `false` leaves it to the shared ones. */
+export type GrantHandler = (fn: LambdaFunction, grant: ExtraGrant) => boolean;
+
+export interface DeployOptions {
+  /** Variables a concern stack adds for its own resources. */
+  environment?: Readonly<Record<string, string>>;
+  grant?: GrantHandler;
+}
+
+/** Deploys `definition` in `scope`'s stack. */
+export function deployFunction(
+  scope: Construct,
+  definition: FunctionDefinition,
+  shared: SharedResources,
+  options: DeployOptions = {},
+): LambdaFunction {
+  const { config } = shared;
+  const logGroup = new LogGroup(scope, `${definition.id}Logs`, {
+    retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new Role(scope, `${definition.id}Role`, {
+    assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+    description: `Runs the ${definition.id} function (least privilege).`,
+  });
+  role.addToPolicy(
+    new PolicyStatement({
+      actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
+  if (definition.table.length > 0) {
+    role.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [...definition.table],
+        resources: [shared.table.tableArn],
+      }),
+    );
+  }
+  if (definition.index && definition.index.length > 0) {
+    role.addToPolicy(
+      new PolicyStatement({ actions: [...definition.index], resources: indexArns(shared.table) }),
+    );
+  }
+
+  const fn = new LambdaFunction(scope, definition.id, {
+    // Bundled by the local esbuild into index.mjs and its chunks (lib/bundling.ts), no Docker; the
+    // image is only named because CDK asks for one, and is never pulled.
+    code: Code.fromAsset(root, {
+      assetHashType: AssetHashType.OUTPUT,
+      bundling: {
+        image: Runtime.NODEJS_24_X.bundlingImage,
+        // Also tells the bundles of different functions apart in CDK's bundling cache.
+        environment: { FUNCTION_ENTRY: definition.entry },
+        local: {
+          tryBundle: (outputDir) => {
+            bundleFunctionSync(resolve(root, definition.entry), outputDir, everyEntry);
+            return true;
+          },
+        },
+      },
+    }),
+    handler: `${handlerFile.replace(/\.mjs$/, "")}.handler`,
+    runtime: Runtime.NODEJS_24_X,
+    architecture: Architecture.ARM_64,
+    memorySize: definition.memoryMb,
+    timeout: Duration.seconds(definition.timeoutSeconds),
+    role,
+    logGroup,
+    environment: { ...shared.environment, ...options.environment },
+  });
+  for (const grant of definition.grants ?? []) {
+    if (!options.grant?.(fn, grant)) grantShared(fn, grant, shared);
+  }
+  return fn;
+}
+
+/** The table's index ARNs: the only resources an index Query is granted on. */
+export function indexArns(table: Table): string[] {
+  return tableSchema.globalSecondaryIndexes.map((index) => `${table.tableArn}/index/${index.indexName}`);
+}
+
+/** Where operators put model API keys: one prefix per stage, the only secrets the message Lambda can read. */
+export const modelSecretPrefix = (stage: string): string => `chatbot-api/${stage}/models/`;
+
+function queueOf(shared: SharedResources, id: string): Queue {
+  const queue = shared.queues.get(id);
+  if (!queue) throw new Error(`queue ${id} missing`);
+  return queue;
+}
+
+function grantShared(fn: LambdaFunction, grant: ExtraGrant, shared: SharedResources): void {
+  const stack = Stack.of(fn);
+  switch (grant) {
+    case "bedrock:invoke-configured-models":
+      grantBedrockModels(fn, shared.config.bedrockModelIds);
+      return;
+    case "secrets:read-model-keys": {
+      const modelSecrets = `arn:${stack.partition}:secretsmanager:${stack.region}:${stack.account}:secret:${modelSecretPrefix(shared.config.stage)}*`;
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [modelSecrets] }),
+      );
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${asNagShowsIt(stack, modelSecrets)}]`,
+        reason:
+          "Model API keys are secrets the operator creates after deployment under this stage's prefix; the function may read only those.",
+      });
+      return;
+    }
+    case "kms:decrypt-tool-credentials":
+      shared.toolCredentialsKey.grantDecrypt(fn);
+      return;
+    case "kms:encrypt-tool-credentials":
+      shared.toolCredentialsKey.grant(fn, "kms:GenerateDataKey");
+      return;
+    case "cognito:invite-people":
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["cognito-idp:AdminCreateUser", "cognito-idp:AdminGetUser"],
+          resources: [shared.userPool.userPoolArn],
+        }),
+      );
+      return;
+    case "kms:decrypt-webhook-secrets":
+      shared.webhookSecretsKey.grantDecrypt(fn);
+      return;
+    case "kms:seal-webhook-secrets":
+      shared.webhookSecretsKey.grant(fn, "kms:GenerateDataKey");
+      return;
+    case "sqs:send-webhook-deliveries":
+      queueOf(shared, queues.webhookDeliveries.id).grantSendMessages(fn);
+      return;
+    case "sqs:send-conversation-timers":
+      queueOf(shared, queues.conversationTimers.id).grantSendMessages(fn);
+      return;
+  }
+}
+
+/**
+ * Lets `fn` invoke exactly the configured models (lib/bedrock-access.ts says what each kind
+ * needs), and acknowledges each wildcard resource that needs by its exact cdk-nag finding.
+ */
+function grantBedrockModels(fn: LambdaFunction, modelIds: readonly string[]): void {
+  const stack = Stack.of(fn);
+  for (const modelId of modelIds) {
+    const model = parseBedrockModel(modelId);
+    if ("problem" in model) throw new Error(`Invalid stage configuration: bedrockModelIds: ${model.problem}`);
+    const grant = bedrockInvokeGrant(model, {
+      partition: stack.partition,
+      region: stack.region,
+      account: stack.account,
+    });
+    for (const statement of grant.statements) fn.addToRolePolicy(statement);
+    for (const { resource, reason } of grant.wildcards) {
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${asNagShowsIt(stack, resource)}]`,
+        reason,
+      });
+    }
+  }
+}
+
+/**
+ * A resource as cdk-nag prints it in a finding id: the stack's partition, region and account
+ * as `<AWS::…>` while they are tokens (an environment-agnostic synth), literally once known
+ * (`cdk deploy` with credentials sets them).
+ */
+export function asNagShowsIt(stack: Stack, resource: string): string {
+  const shown: [string, string][] = [
+    [stack.partition, "<AWS::Partition>"],
+    [stack.region, "<AWS::Region>"],
+    [stack.account, "<AWS::AccountId>"],
+  ];
+  return shown.reduce(
+    (text, [value, placeholder]) => (Token.isUnresolved(value) ? text.split(value).join(placeholder) : text),
+    resource,
+  );
+}
