@@ -21,6 +21,7 @@ writeFileSync(
 );
 const definition: FunctionDefinition = {
   id: "Probe",
+  stack: "PublicApi",
   entry,
   memoryMb: 128,
   timeoutSeconds: 3,
