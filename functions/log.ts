@@ -40,6 +40,11 @@ export function setLogSink(next: LogSink): LogSink {
   return previous;
 }
 
+/** Writes one line as it is (no level, no fields): the metrics module's Embedded Metric Format documents. */
+export function writeLine(line: string): void {
+  sink(line);
+}
+
 function threshold(): number {
   const configured = (process.env.LOG_LEVEL ?? "info").toLowerCase() as Level;
   return order[configured] ?? order.info;
