@@ -109,7 +109,11 @@ function writeRuntimeFile(): void {
         streamUrl: runtime.streamUrl,
         // The operator CLI seals tool credentials (and webhook secrets) with the same key files,
         // reaches the same sample shop and queues redeliveries on the same local SQS.
-        environment: { ...runtime.toolEnvironment, ...runtime.webhookEnvironment },
+        environment: {
+          ...runtime.toolEnvironment,
+          ...runtime.webhookEnvironment,
+          ...runtime.knowledgeEnvironment,
+        },
         // The console's sign-in, the operator CLI's people commands and the tests reach cognito-local here.
         cognito: {
           endpoint: runtime.cognito.endpoint,
@@ -149,6 +153,8 @@ const consoleServer = await startConsoleServer({
     },
   }),
 });
+// The console uploads knowledge files straight to the bucket: its origin is the one the CORS rules allow.
+runtime.knowledgeUploadOrigins.push(consoleServer.url);
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
@@ -179,7 +185,8 @@ Chatbot Conversation API (local)
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
   Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint} (stream → webhook fan-out)
-  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries)
+  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries, knowledge ingestion)
+  Local S3      ${runtime.knowledgeEnvironment.AWS_ENDPOINT_URL_S3} (bucket ${runtime.knowledgeEnvironment.KNOWLEDGE_BUCKET})
   Demo file     ${values["demo-file"]}
 
 Start a conversation:

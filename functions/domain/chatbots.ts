@@ -8,7 +8,7 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
-import { deleteExisting, putIfUnchanged, putNew, refusedAs } from "#functions/store/conditions";
+import { deleteExisting, putNew, refusedAs, refusedItem } from "#functions/store/conditions";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
@@ -91,10 +91,35 @@ export async function updateChatbot(
   chatbotId: string,
   changes: Partial<ChatbotSettings>,
 ): Promise<ChatbotRecord> {
-  const current = await getChatbot(ctx, organizationId, chatbotId);
-  const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
-  await putIfUnchanged(ctx.db, items.chatbot(next), current.updatedAt, () => new AppError("conflict"));
-  return next;
+  // The item also carries the knowledge version, which ingestion bumps at any time: the write keeps
+  // the one it read, so it is refused if that moved, and then made again on a fresh read.
+  for (let attempt = 1; ; attempt++) {
+    const current = await getChatbot(ctx, organizationId, chatbotId);
+    const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
+    const versionKept =
+      current.knowledgeVersion === undefined
+        ? "attribute_not_exists(knowledgeVersion)"
+        : "knowledgeVersion = :version";
+    try {
+      await ctx.db.client.send(
+        new PutCommand({
+          TableName: ctx.db.tableName,
+          Item: items.chatbot(next),
+          ConditionExpression: `updatedAt = :seen AND ${versionKept}`,
+          ExpressionAttributeValues: {
+            ":seen": current.updatedAt,
+            ...(current.knowledgeVersion === undefined ? {} : { ":version": current.knowledgeVersion }),
+          },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      return next;
+    } catch (error) {
+      const stored = refusedItem(error);
+      const onlyVersionMoved = stored !== undefined && stored.updatedAt === current.updatedAt;
+      if (!onlyVersionMoved || attempt >= 3) throw new AppError("conflict");
+    }
+  }
 }
 
 export async function listChatbots(ctx: DomainContext, organizationId: string): Promise<ChatbotRecord[]> {

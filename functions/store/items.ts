@@ -31,6 +31,16 @@ export const keys = {
     PK: `ORG#${organizationId}#BOT#${chatbotId}`,
     SK: `KNOW#${entryId}`,
   }),
+  /** A knowledge source of a chatbot: its own partition, which a turn never reads. */
+  knowledgeSource: (organizationId: string, chatbotId: string, sourceId: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}#KNOWLEDGE`,
+    SK: `SRC#${sourceId}`,
+  }),
+  /** A chatbot's knowledge totals (sources, bytes, passages), checked against its limits. */
+  knowledgeTotals: (organizationId: string, chatbotId: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}#KNOWLEDGE`,
+    SK: "TOTALS",
+  }),
   tool: (organizationId: string, chatbotId: string, toolId: string): Key => ({
     PK: `ORG#${organizationId}#BOT#${chatbotId}`,
     SK: `TOOL#${toolId}`,
@@ -101,6 +111,9 @@ export const prefixes = {
     `ORG#${organizationId}#CONV#${conversationId}`,
   messages: "MSG#",
   knowledge: "KNOW#",
+  knowledgePartition: (organizationId: string, chatbotId: string) =>
+    `ORG#${organizationId}#BOT#${chatbotId}#KNOWLEDGE`,
+  knowledgeSources: "SRC#",
   tools: "TOOL#",
   person: (userId: string) => `USER#${userId}`,
   memberships: "MEMBER#",
@@ -146,6 +159,10 @@ export const gsi1 = {
   membersPrefix: "MEMBER#",
   chatbotConversationsPartition: (organizationId: string, chatbotId: string) =>
     `ORG#${organizationId}#BOT#${chatbotId}#CONVS`,
+  /** Url sources with a refresh schedule, by when they are next due (every organization's: the scheduler's one read). */
+  refreshPartition: "KNOWLEDGE#REFRESH",
+  refreshSortKey: (nextRefreshAt: string, organizationId: string, chatbotId: string, sourceId: string) =>
+    `${nextRefreshAt}#${organizationId}#${chatbotId}#${sourceId}`,
 } as const;
 
 /** GSI2: an organization's conversations by status and recent activity. */
@@ -320,6 +337,11 @@ export interface ChatbotRecord {
   handoff?: HandoffSettings;
   /** Closes a conversation (cause `inactivity`) after this many minutes without activity; absent: never. */
   inactivityTimeoutMinutes?: number;
+  /**
+   * Bumped (atomically, `ADD`) every time the chatbot's published passages change
+   * (knowledge/index-store.ts); absent: never changed. Settings writes keep it as they found it.
+   */
+  knowledgeVersion?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -331,6 +353,74 @@ export interface HandoffSettings {
   message: string;
   /** Scripted engine: a visitor message containing one of these (case-insensitive) asks for a person. */
   phrases: string[];
+}
+
+export type SourceType = "qa" | "text" | "file" | "url";
+export type SourceStatus = "pending" | "processing" | "ready" | "failed";
+export type RefreshSchedule = "off" | "daily" | "weekly";
+/** One page, a sitemap's pages (index files followed), or a crawl of one site from its start page. */
+export type CrawlMode = "page" | "sitemap" | "site";
+
+/** Why a source failed: a code from a closed list (knowledge/source-errors.ts) and a sentence for people. */
+export interface SourceError {
+  code: string;
+  message: string;
+}
+
+/** A chatbot's knowledge source (knowledge/sources.ts). */
+export interface KnowledgeSourceRecord {
+  sourceId: string;
+  organizationId: string;
+  chatbotId: string;
+  type: SourceType;
+  /** The question (qa), the title given (text), the file name (file), or the page title / URL (url). */
+  title: string;
+  status: SourceStatus;
+  error?: SourceError;
+  /** Passages published. */
+  chunks: number;
+  /** Bytes read: the texts' UTF-8 size, the file's size, or the pages' bodies. */
+  bytes: number;
+  refresh: RefreshSchedule;
+  /**
+   * Bumped by every change that needs processing (create, sync, an edited text, a new upload): a
+   * job carries the generation it was made for, and one made for an older generation does nothing.
+   */
+  generation: number;
+  /** When the current processing began (the view calls a run long past its deadline interrupted). */
+  processingStartedAt?: string;
+  lastSyncedAt?: string;
+  /** Url sources with a refresh schedule: when the next refresh is due. */
+  nextRefreshAt?: string;
+  createdAt: string;
+  updatedAt: string;
+  question?: string;
+  answer?: string;
+  text?: string;
+  /** File sources: as declared when the upload was requested. */
+  fileName?: string;
+  mediaType?: string;
+  size?: number;
+  /** The upload object expected (knowledge/storage.ts), and until when its presigned URL works. */
+  uploadId?: string;
+  uploadExpiresAt?: string;
+  /** Url sources. */
+  url?: string;
+  crawl?: CrawlMode;
+  maxPages?: number;
+  include?: string[];
+  exclude?: string[];
+  /** Pages read in the last sync (url sources). */
+  pages?: number;
+}
+
+/** A chatbot's knowledge in numbers, kept in the same transactions as the sources that change it. */
+export interface KnowledgeTotalsRecord {
+  organizationId: string;
+  chatbotId: string;
+  sources: number;
+  bytes: number;
+  passages: number;
 }
 
 export type KnowledgeEntryRecord =
@@ -550,6 +640,8 @@ const entity = {
   apiKey: "ApiKey",
   chatbot: "Chatbot",
   knowledgeEntry: "KnowledgeEntry",
+  knowledgeSource: "KnowledgeSource",
+  knowledgeTotals: "KnowledgeTotals",
   contact: "Contact",
   conversation: "Conversation",
   message: "Message",
@@ -602,6 +694,31 @@ export const items = {
     return {
       ...keys.knowledgeEntry(organizationId, chatbotId, record.entryId),
       entity: entity.knowledgeEntry,
+      ...record,
+    };
+  },
+  knowledgeSource(record: KnowledgeSourceRecord): Item {
+    return {
+      ...keys.knowledgeSource(record.organizationId, record.chatbotId, record.sourceId),
+      ...(record.nextRefreshAt
+        ? {
+            GSI1PK: gsi1.refreshPartition,
+            GSI1SK: gsi1.refreshSortKey(
+              record.nextRefreshAt,
+              record.organizationId,
+              record.chatbotId,
+              record.sourceId,
+            ),
+          }
+        : {}),
+      entity: entity.knowledgeSource,
+      ...record,
+    };
+  },
+  knowledgeTotals(record: KnowledgeTotalsRecord): Item {
+    return {
+      ...keys.knowledgeTotals(record.organizationId, record.chatbotId),
+      entity: entity.knowledgeTotals,
       ...record,
     };
   },
@@ -702,6 +819,8 @@ export const records = {
   apiKey: (item: Item) => recordFields(item) as unknown as ApiKeyRecord,
   chatbot: (item: Item) => recordFields(item) as unknown as ChatbotRecord,
   knowledgeEntry: (item: Item) => recordFields(item) as unknown as KnowledgeEntryRecord,
+  knowledgeSource: (item: Item) => recordFields(item) as unknown as KnowledgeSourceRecord,
+  knowledgeTotals: (item: Item) => recordFields(item) as unknown as KnowledgeTotalsRecord,
   contact: (item: Item) => recordFields(item) as unknown as ContactRecord,
   conversation: (item: Item) => recordFields(item) as unknown as ConversationRecord,
   message: (item: Item) => recordFields(item) as unknown as MessageRecord,

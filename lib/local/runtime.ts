@@ -28,6 +28,7 @@ import { describeError, log as jsonLog } from "#functions/log";
 import { parseAllowedEndpoint } from "#functions/net/outbound-address";
 import { type PlatformFakes, startPlatformFakes } from "#test/fakes/platforms/index";
 import { allQueues, eventFunctions, queueSources, queues, streamSources } from "../event-sources.ts";
+import { allKnowledgeQueues, knowledgeBucket } from "../knowledge-pipeline.ts";
 import {
   allFunctions,
   authorizer,
@@ -52,6 +53,7 @@ import {
   type RunningEmulator,
   startHttpApiEmulator,
 } from "./http-api-emulator.ts";
+import { type RunningS3, startLocalS3 } from "./s3-local.ts";
 import { type RunningSqsEventSource, startSqsEventSource } from "./sqs-event-source.ts";
 import { type RunningSqs, startLocalSqs } from "./sqs-local.ts";
 import { type RunningStreamEventSource, startStreamEventSource } from "./stream-event-source.ts";
@@ -113,6 +115,10 @@ export interface LocalRuntime {
   cognito: RunningCognito;
   /** The webhook settings the functions got (key file, queue, local SQS); the CLI and tests need the same. */
   webhookEnvironment: Record<string, string>;
+  /** The knowledge bucket and the local S3 the functions use; the CLI and tests need the same. */
+  knowledgeEnvironment: Record<string, string>;
+  /** Origins the knowledge bucket's CORS rules allow (add the console's once it listens). */
+  knowledgeUploadOrigins: string[];
   stop(): Promise<void>;
 }
 
@@ -150,6 +156,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   let streamUrl: RunningFunctionUrl | undefined;
   let shop: PlatformFakes | undefined;
   let sqs: RunningSqs | undefined;
+  let s3: RunningS3 | undefined;
+  const knowledgeUploadOrigins: string[] = [];
   const sources: (RunningStreamEventSource | RunningSqsEventSource)[] = [];
   try {
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
@@ -190,14 +198,38 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...(options.cognitoDirectory ? { dataDirectory: options.cognitoDirectory } : {}),
     });
     sqs = await startLocalSqs({
-      queues: allQueues,
+      queues: [...allQueues, ...allKnowledgeQueues],
       namePrefix: tableName,
-      ...(options.eventStateDirectory ? { dataDirectory: resolve(options.eventStateDirectory, "sqs") } : {}),
+      ...(options.eventStateDirectory
+        ? {
+            dataDirectory: resolve(options.eventStateDirectory, "sqs"),
+            s3Directory: resolve(options.eventStateDirectory, "s3"),
+          }
+        : {}),
     });
     const queueUrl = (id: string) => {
       const url = sqs?.queueUrls.get(id);
       if (!url) throw new Error(`queue ${id} missing`);
       return url;
+    };
+    const sqsClient = sqs.client;
+    const notificationQueue = queueUrl(knowledgeBucket.notification.queueId);
+    s3 = await startLocalS3({
+      upstream: sqs.endpoint,
+      definition: knowledgeBucket,
+      bucketName: `${tableName}-knowledge`.toLowerCase(),
+      region: localRegion,
+      credentials: localCredentials,
+      allowedOrigins: () => knowledgeUploadOrigins,
+      notify: async (body) => {
+        await sqsClient.send(new SendMessageCommand({ QueueUrl: notificationQueue, MessageBody: body }));
+      },
+      ...(options.host ? { host: options.host } : {}),
+      onError: (message, error) => jsonLog.warn(message, describeError(error)),
+    });
+    const knowledgeEnvironment: Record<string, string> = {
+      KNOWLEDGE_BUCKET: s3.bucketName,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
     };
     const webhookEnvironment: Record<string, string> = {
       WEBHOOK_SECRETS_KEY_FILE: process.env.WEBHOOK_SECRETS_KEY_FILE ?? localWebhookKeyFile,
@@ -227,6 +259,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       COGNITO_CLIENT_ID: cognito.clientId,
       COGNITO_ISSUER: cognito.issuer,
       ...webhookEnvironment,
+      ...knowledgeEnvironment,
       ...options.environment,
     });
 
@@ -277,7 +310,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       credentials: localCredentials,
     });
     const onError = (message: string, error: unknown) => jsonLog.warn(message, describeError(error));
-    const sqsClient = sqs.client;
     for (const source of streamSources) {
       const failureQueue = queueUrl(source.onFailureQueueId);
       sources.push(
@@ -324,7 +356,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...(options.host ? { host: options.host } : {}),
       port: options.streamPort ?? 0,
     });
-    const running = { dynamo, cognito, emulator, streamUrl, shop, sqs, dynamoDb };
+    const running = { dynamo, cognito, emulator, streamUrl, shop, sqs, s3, dynamoDb };
     return {
       baseUrl: emulator.baseUrl,
       streamUrl: streamUrl.baseUrl,
@@ -338,6 +370,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       toolEnvironment,
       cognito,
       webhookEnvironment,
+      knowledgeEnvironment,
+      knowledgeUploadOrigins,
       ...(shop
         ? {
             sampleShop: {
@@ -354,6 +388,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         streams.destroy();
         await running.emulator.close();
         await running.streamUrl.close();
+        await running.s3.stop();
         await running.sqs.stop();
         running.dynamoDb.destroy();
         await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
@@ -364,6 +399,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await Promise.all(sources.map((source) => source.stop()));
     await emulator?.close();
     await streamUrl?.close();
+    await s3?.stop();
     await sqs?.stop();
     await dynamo?.stop();
     await cognito?.stop();

@@ -1,6 +1,6 @@
 /**
  * A local SQS: fauxqs, a pure-JS server speaking SQS's JSON protocol (so the real
- * `@aws-sdk/client-sqs` talks to it) with delays, visibility timeouts, long polling that answers as
+ * `@aws-sdk/client-sqs` talks to it; the same server speaks S3's REST API, see s3-local.ts) with delays, visibility timeouts, long polling that answers as
  * soon as a message is there, and dead-letter redrive; optionally kept on disk between runs. The
  * queues are created from lib/event-sources.ts, the definitions the stack deploys.
  */
@@ -33,12 +33,16 @@ export async function startLocalSqs(options: {
   namePrefix: string;
   /** Keep queues and messages here between runs; absent: in memory. */
   dataDirectory?: string;
+  /** Keep S3 objects here, as files, between runs (the same server emulates S3: lib/local/s3-local.ts). */
+  s3Directory?: string;
 }): Promise<RunningSqs> {
   if (options.dataDirectory) mkdirSync(options.dataDirectory, { recursive: true });
+  if (options.s3Directory) mkdirSync(options.s3Directory, { recursive: true });
   const server = await startFauxqs({
     port: 0,
     logger: false,
     ...(options.dataDirectory ? { dataDir: options.dataDirectory } : {}),
+    ...(options.s3Directory ? { s3StorageDir: options.s3Directory } : {}),
   });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const client = new SQSClient({ endpoint, region: localRegion, credentials: localCredentials });

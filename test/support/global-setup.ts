@@ -64,6 +64,9 @@ export interface TestEnvironment {
   webhookReceiverUrl?: string;
   /** The timings the runtime's webhook functions run with (compressed). */
   webhookTimings?: Record<string, string>;
+  /** The knowledge bucket (deployed: KNOWLEDGE_BUCKET), and locally the S3 endpoint it is reached at. */
+  knowledgeBucket?: string;
+  s3Endpoint?: string;
 }
 
 /**
@@ -101,8 +104,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const region = process.env.AWS_REGION ?? "us-east-1";
     const userPoolId = process.env.COGNITO_USER_POOL_ID;
     const clientId = process.env.COGNITO_CLIENT_ID;
+    const knowledgeBucket = process.env.KNOWLEDGE_BUCKET;
     project.provide("environment", {
       mode: "deployed",
+      ...(knowledgeBucket ? { knowledgeBucket } : {}),
       baseUrl: baseUrl.replace(/\/$/, ""),
       streamUrl: streamUrl.replace(/\/$/, ""),
       tableName,
@@ -249,6 +254,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
         : {}),
       webhookReceiverUrl: receivers.baseUrl,
       webhookTimings: testWebhookTimings,
+      ...(info.environment.KNOWLEDGE_BUCKET ? { knowledgeBucket: info.environment.KNOWLEDGE_BUCKET } : {}),
+      ...(info.environment.AWS_ENDPOINT_URL_S3 ? { s3Endpoint: info.environment.AWS_ENDPOINT_URL_S3 } : {}),
     });
   } catch (error) {
     runtime?.kill("SIGKILL");

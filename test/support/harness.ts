@@ -6,12 +6,14 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
 import { inject } from "vitest";
 import { createApiKey, revokeApiKey } from "#functions/domain/api-keys";
 import { addKnowledgeEntry, type ChatbotSettings, createChatbot } from "#functions/domain/chatbots";
 import { type DomainContext, systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { type AddToolInput, addTool, type ToolsContext, type ToolView } from "#functions/domain/tools";
+import type { KnowledgeContext } from "#functions/knowledge/index-store";
 import { createLocalEnvelopeCipher } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import type { Fault, PlatformName } from "#test/fakes/platforms/index";
@@ -21,6 +23,7 @@ export const environment: TestEnvironment = inject("environment");
 export const isLocal = environment.mode === "local";
 
 let context: DomainContext | undefined;
+let knowledgeContext: KnowledgeContext | undefined;
 export function domain(): DomainContext {
   if (!context) {
     const client = environment.dynamoDbEndpoint
@@ -33,6 +36,26 @@ export function domain(): DomainContext {
     context = { db: createDb(environment.tableName, client), clock: systemClock };
   }
   return context;
+}
+
+/** The domain context plus the knowledge bucket (the runtime's local S3, or the stage's bucket). */
+export function knowledgeDomain(): KnowledgeContext {
+  if (!knowledgeContext) {
+    const bucket = environment.knowledgeBucket;
+    if (!bucket) throw new Error("the test environment names no knowledge bucket (KNOWLEDGE_BUCKET)");
+    const client = new S3Client({
+      region: environment.region,
+      ...(environment.s3Endpoint
+        ? {
+            endpoint: environment.s3Endpoint,
+            forcePathStyle: true,
+            credentials: { accessKeyId: "local", secretAccessKey: "local" },
+          }
+        : {}),
+    });
+    knowledgeContext = { ...domain(), storage: { client, bucket } };
+  }
+  return knowledgeContext;
 }
 
 export interface Tenant {
