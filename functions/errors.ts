@@ -63,6 +63,7 @@ const catalogue = {
   api_key_not_found: { status: 404, detail: "API key not found" },
   tool_not_found: { status: 404, detail: "Tool not found" },
   knowledge_entry_not_found: { status: 404, detail: "Knowledge entry not found" },
+  knowledge_source_not_found: { status: 404, detail: "Knowledge source not found" },
   webhook_endpoint_not_found: { status: 404, detail: "Webhook endpoint not found" },
   webhook_delivery_not_found: { status: 404, detail: "Webhook delivery not found" },
   conflict: { status: 409, detail: "The resource already exists or changed meanwhile" },
