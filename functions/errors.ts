@@ -28,6 +28,34 @@ export interface RateLimitDetail {
   retry_after: number;
 }
 
+/** "1 second", "12 seconds". */
+export const secondsText = (seconds: number): string => `${seconds} ${seconds === 1 ? "second" : "seconds"}`;
+
+/**
+ * A 429's detail: the bucket that refused (an API key's, or a person's on the management API), when
+ * it is full again, and a sentence saying how long to wait.
+ */
+export function rateLimitDetail(bucket: {
+  kind: "apiKey" | "management";
+  limit: number;
+  /** Unix seconds at which the bucket is full again. */
+  resetAt: number;
+  retryAfter: number;
+}): RateLimitDetail {
+  const allowance =
+    bucket.kind === "apiKey"
+      ? `this API key allows ${bucket.limit} requests per minute`
+      : `${bucket.limit} management requests per minute are allowed`;
+  return {
+    error: "Rate limit exceeded",
+    message: `Too many requests: ${allowance}. Retry in ${secondsText(bucket.retryAfter)}.`,
+    limit: bucket.limit,
+    remaining: 0,
+    reset: new Date(bucket.resetAt * 1000).toISOString().replace(".000Z", "Z"),
+    retry_after: bucket.retryAfter,
+  };
+}
+
 const catalogue = {
   // Public API (Format B). Texts marked "exact" are part of the documented API (docs/api.md): never reword them.
   invalid_api_key: { status: 401, detail: "Invalid API key" }, // exact

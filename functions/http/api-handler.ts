@@ -23,6 +23,7 @@ import type { IdempotencyScope, StoredResponse, WorkFence } from "#functions/dom
 import {
   AppError,
   type AppError as AppErrorType,
+  rateLimitDetail,
   serviceUnavailable,
   toFormatA,
   toFormatB,
@@ -457,14 +458,12 @@ function manageAuthMiddleware(access: ManageAccess | undefined): RouteMiddleware
         case "rate_limited":
           annotateRequest(principalLog(verdict.principal));
           throw new AppError("rate_limited", {
-            detail: {
-              error: "Rate limit exceeded",
-              message: `Too many requests: ${verdict.rate.limit} management requests per minute are allowed. Retry in ${verdict.retryAfter} seconds.`,
+            detail: rateLimitDetail({
+              kind: "management",
               limit: verdict.rate.limit,
-              remaining: 0,
-              reset: new Date(verdict.rate.resetAt * 1000).toISOString().replace(".000Z", "Z"),
-              retry_after: verdict.retryAfter,
-            },
+              resetAt: verdict.rate.resetAt,
+              retryAfter: verdict.retryAfter,
+            }),
           });
         case "allowed": {
           annotateRequest({
@@ -503,14 +502,12 @@ function principalLog(principal: ManagePrincipal): Record<string, string> {
 
 function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_limited" }>): AppErrorType {
   return new AppError("rate_limited", {
-    detail: {
-      error: "Rate limit exceeded",
-      message: `Too many requests: this API key allows ${verdict.limit} requests per minute. Retry in ${verdict.retryAfter} seconds.`,
+    detail: rateLimitDetail({
+      kind: "apiKey",
       limit: verdict.limit,
-      remaining: 0,
-      reset: new Date(verdict.resetAt * 1000).toISOString().replace(".000Z", "Z"),
-      retry_after: verdict.retryAfter,
-    },
+      resetAt: verdict.resetAt,
+      retryAfter: verdict.retryAfter,
+    }),
   });
 }
 

@@ -63,7 +63,10 @@ describe("over the limit", () => {
       "retry_after",
     ]);
     expect(detail).toMatchObject({ error: "Rate limit exceeded", limit: 3, remaining: 0 });
-    expect(typeof detail.message).toBe("string");
+    const wait = Number(detail.retry_after);
+    expect(detail.message).toBe(
+      `Too many requests: this API key allows 3 requests per minute. Retry in ${wait} ${wait === 1 ? "second" : "seconds"}.`,
+    );
     // One token comes back every 20 s (60 s / 3).
     expect(detail.retry_after).toBeGreaterThanOrEqual(1);
     expect(detail.retry_after).toBeLessThanOrEqual(20);

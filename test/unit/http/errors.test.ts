@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { AppError, errorCodes, statusOf, toFormatA, toFormatB, validationError } from "#functions/errors";
+import {
+  AppError,
+  errorCodes,
+  rateLimitDetail,
+  statusOf,
+  toFormatA,
+  toFormatB,
+  validationError,
+} from "#functions/errors";
 import { readAuthorizerContext, toAuthorizerContext } from "#functions/http/authorizer-context";
 
 describe("error formats", () => {
@@ -122,5 +130,20 @@ describe("authorizer context", () => {
     expect(readAuthorizerContext(undefined)).toBeUndefined();
     expect(readAuthorizerContext({ outcome: "allowed", organizationId: "org" })).toBeUndefined();
     expect(readAuthorizerContext({ outcome: "root" })).toBeUndefined();
+  });
+
+  it("says how long to wait in words that agree with the number (1 second, 2 seconds)", () => {
+    const resetAt = Date.parse("2026-11-21T12:00:30Z") / 1000;
+    expect(rateLimitDetail({ kind: "apiKey", limit: 100, resetAt, retryAfter: 1 })).toEqual({
+      error: "Rate limit exceeded",
+      message: "Too many requests: this API key allows 100 requests per minute. Retry in 1 second.",
+      limit: 100,
+      remaining: 0,
+      reset: "2026-11-21T12:00:30Z",
+      retry_after: 1,
+    });
+    expect(rateLimitDetail({ kind: "management", limit: 300, resetAt, retryAfter: 12 }).message).toBe(
+      "Too many requests: 300 management requests per minute are allowed. Retry in 12 seconds.",
+    );
   });
 });
