@@ -33,15 +33,72 @@ async function contractOf(route: Pick<RouteDefinition, "entry">): Promise<RouteC
   return module.contract;
 }
 
-/**
- * The streaming endpoint is not on the API's base URL but on a function URL of its own (the
- * `StreamUrl` output), so its path names that server; its 200 is a text/event-stream whose events
- * are listed, each with the JSON schema of its data, in `x-event-stream-events`.
- */
-async function streamOperation(operation: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** The stream's events: each event's name, and the component that describes it. */
+const streamEventComponents = {
+  "message.start": "MessageStartEvent",
+  "message.delta": "MessageDeltaEvent",
+  "message.end": "MessageEndEvent",
+  error: "StreamErrorEvent",
+} as const;
+
+const streamEventSummaries: Record<keyof typeof streamEventComponents, string> = {
+  "message.start": "A reply message begins.",
+  "message.delta": "The next piece of the reply's text, as the model writes it.",
+  "message.end": "The reply message is complete and stored.",
+  error: "The reply failed after the start: drop what arrived since `message.start`.",
+};
+
+async function streamEventsOf(): Promise<Record<string, z.ZodMiniType>> {
   const module = (await import(pathToFileURL(resolve(root, streamRoute.entry)).href)) as {
     streamEvents: Record<string, z.ZodMiniType>;
   };
+  return module.streamEvents;
+}
+
+/**
+ * One component per event of the stream: `{"event": <its name>, "data": <its JSON>}`, as a client
+ * reads it once it has parsed the `event:` and `data:` lines. So generated clients get a type per
+ * event, and `MessageStreamEvent` is their union, told apart by `event`.
+ */
+async function streamEventSchemas(): Promise<Record<string, JsonSchema>> {
+  const events = await streamEventsOf();
+  const schemas: Record<string, JsonSchema> = {};
+  for (const [name, component] of Object.entries(streamEventComponents)) {
+    const data = events[name];
+    if (!data) throw new Error(`the stream handler describes no event ${name}`);
+    schemas[component] = {
+      type: "object",
+      description: `\`event: ${name}\`: ${streamEventSummaries[name as keyof typeof streamEventComponents]}`,
+      properties: {
+        event: { type: "string", const: name },
+        data: jsonSchema(data),
+      },
+      required: ["event", "data"],
+    };
+  }
+  schemas.MessageStreamEvent = {
+    description:
+      "One event of `POST /api/message/stream`: its `event:` line's name and its `data:` line's JSON. The body is a sequence of these, each written as `event: <name>` and `data: <JSON>` lines and ended by a blank line.",
+    oneOf: Object.values(streamEventComponents).map((component) => ({ $ref: `#/components/schemas/${component}` })),
+    discriminator: {
+      propertyName: "event",
+      mapping: Object.fromEntries(
+        Object.entries(streamEventComponents).map(([name, component]) => [
+          name,
+          `#/components/schemas/${component}`,
+        ]),
+      ),
+    },
+  };
+  return schemas;
+}
+
+/**
+ * The streaming endpoint is not on the API's base URL but on a function URL of its own (the
+ * `StreamUrl` output), so its path names that server; its 200 is a text/event-stream whose schema
+ * is one event (`MessageStreamEvent`), as OpenAPI 3.1 tools read an event stream's schema.
+ */
+function streamOperation(operation: Record<string, unknown>): Record<string, unknown> {
   const responses = operation.responses as Record<string, Record<string, unknown>>;
   const ok = responses[200] ?? {};
   const example = [
@@ -56,20 +113,14 @@ async function streamOperation(operation: Record<string, unknown>): Promise<Reco
       ...responses,
       200: {
         description:
-          "The reply as Server-Sent Events, from the moment the visitor's message is stored: `message.start`, `message.delta` as the model writes, `message.end` once the reply is stored (one start … end per reply message). A failure after the start is an `error` event followed by the fallback reply's events. With an Idempotency-Key, a completed turn is replayed as events (`Idempotent-Replayed: true`).",
+          "The reply as Server-Sent Events, from the moment the visitor's message is stored: `message.start`, `message.delta` as the model writes, `message.end` once the reply is stored (one start … end per reply message). A failure after the start is an `error` event followed by the fallback reply's events. With an Idempotency-Key, a completed turn is replayed as events (`Idempotent-Replayed: true`). The schema describes one event (`MessageStreamEvent`, by its `event` name); the body is a sequence of them.",
         headers: ok.headers,
         content: {
           "text/event-stream": {
-            schema: {
-              type: "string",
-              description: "`event: <name>` and `data: <JSON>` lines; a blank line ends each event.",
-            },
+            schema: { $ref: "#/components/schemas/MessageStreamEvent" },
             example,
           },
         },
-        "x-event-stream-events": Object.fromEntries(
-          Object.entries(module.streamEvents).map(([name, schema]) => [name, jsonSchema(schema)]),
-        ),
       },
     },
   };
@@ -181,7 +232,7 @@ const managementErrors: Record<
   429: {
     description: "Rate limit exceeded (a bucket per API key, per person per organization, per operator).",
     code: "rate_limited",
-    message: "Too many requests: 300 management requests per minute are allowed. Retry in 1 seconds.",
+    message: "Too many requests: 300 management requests per minute are allowed. Retry in 1 second.",
     details: { limit: 300, remaining: 0, reset: "2026-11-21T12:00:30Z", retry_after: 1 },
   },
   500: { description: "Unexpected failure.", code: "internal", message: "Internal server error" },
@@ -263,7 +314,7 @@ const errorExamples: Record<number, { description: string; example: unknown; sch
     example: {
       detail: {
         error: "Rate limit exceeded",
-        message: "Too many requests: this API key allows 100 requests per minute. Retry in 1 seconds.",
+        message: "Too many requests: this API key allows 100 requests per minute. Retry in 1 second.",
         limit: 100,
         remaining: 0,
         reset: "2026-11-21T12:00:30Z",
@@ -391,7 +442,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
     if (route === streamRoute) {
       paths[route.path] = {
         servers: [streamServer],
-        [route.method.toLowerCase()]: await streamOperation(operation),
+        [route.method.toLowerCase()]: streamOperation(operation),
       };
       continue;
     }
@@ -428,6 +479,11 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
       title: "Chatbot Conversation API",
       version: "1.0.0",
       license: { name: "MIT", identifier: "MIT" },
+      // The maintainers, at the address this repository's commits are made under.
+      contact: {
+        name: "Chatbot Conversation API maintainers",
+        email: "maintainers@users.noreply.a-seed-69ff2e2a.example",
+      },
       description:
         'Start conversations with your organization\'s chatbots and exchange messages with them (`/api/*`; errors `{"detail": …}`), and manage the organization (`/manage/*`: the console and programs with a manage key; errors `{"error": {code, message, details}}` with the codes listed in `x-management-error-codes`). Each management operation names the role it needs in `x-required-role`.',
     },
@@ -464,6 +520,7 @@ export async function buildOpenApiDocument(): Promise<JsonSchema> {
         },
       },
       schemas: {
+        ...(await streamEventSchemas()),
         DetailString: { type: "object", properties: { detail: { type: "string" } }, required: ["detail"] },
         ValidationError: {
           type: "object",

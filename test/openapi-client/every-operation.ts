@@ -6,7 +6,7 @@
  * operation of the document has no call here.
  */
 import createClient from "openapi-fetch";
-import type { paths } from "./generated/api.ts";
+import type { components, paths } from "./generated/api.ts";
 
 const api = createClient<paths>({
   baseUrl: "https://api-v1.example.com",
@@ -14,6 +14,24 @@ const api = createClient<paths>({
 });
 
 const conversationId = "4e182a9a-4425-4144-a4ba-d6998cd1143f";
+
+/**
+ * One parsed event of the stream (its `event:` name and its `data:` JSON), typed by the document:
+ * the name tells the data's type apart, so each branch reads its own fields.
+ */
+type StreamEvent = components["schemas"]["MessageStreamEvent"];
+export function onStreamEvent(event: StreamEvent): string {
+  switch (event.event) {
+    case "message.start":
+      return `${event.data.conversation_id} ${event.data.message_id ?? "none"} ${event.data.status}`;
+    case "message.delta":
+      return event.data.text;
+    case "message.end":
+      return `${event.data.message_id} ${event.data.role} ${event.data.content} ${event.data.created_at}`;
+    case "error":
+      return event.data.detail;
+  }
+}
 
 /** The console's client: the signed-in person's access token, and the organization acted on. */
 const consoleApi = createClient<paths>({
@@ -79,6 +97,7 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
       return (response.body satisfies ReadableStream<Uint8Array> | null) ?? error?.detail;
     },
   },
+
   "/api/conversation/{conversation_id}": {
     get: async () =>
       (

@@ -54,20 +54,51 @@ describe("the OpenAPI document", () => {
       expect(committed.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
   });
 
-  it("puts the streaming endpoint on the stream base URL, with its events described", () => {
+  it("puts the streaming endpoint on the stream base URL, with a schema for each of its events", () => {
     const pathItem = committed.paths[streamRoute.path];
     expect(pathItem?.servers?.[0]?.url).toMatch(/lambda-url/);
-    const ok = pathItem?.post?.responses[200] as {
-      content: Record<string, unknown>;
-      "x-event-stream-events": Record<string, unknown>;
-    };
+    const ok = pathItem?.post?.responses[200] as { content: Record<string, { schema: unknown }> };
     expect(Object.keys(ok.content)).toEqual(["text/event-stream"]);
-    expect(Object.keys(ok["x-event-stream-events"]).sort()).toEqual([
-      "error",
-      "message.delta",
-      "message.end",
-      "message.start",
+    expect(ok.content["text/event-stream"]?.schema).toEqual({
+      $ref: "#/components/schemas/MessageStreamEvent",
+    });
+    const schemas = (
+      committed as unknown as { components: { schemas: Record<string, Record<string, unknown>> } }
+    ).components.schemas;
+    const union = schemas.MessageStreamEvent as {
+      oneOf: { $ref: string }[];
+      discriminator: { mapping: object };
+    };
+    expect(union.discriminator.mapping).toEqual({
+      "message.start": "#/components/schemas/MessageStartEvent",
+      "message.delta": "#/components/schemas/MessageDeltaEvent",
+      "message.end": "#/components/schemas/MessageEndEvent",
+      error: "#/components/schemas/StreamErrorEvent",
+    });
+    // Each event: its name as a constant, and its data's own schema (not a bare string).
+    type EventSchema = { properties: { event: unknown; data: { properties: Record<string, unknown> } } };
+    const eventSchema = (component: string) => schemas[component] as unknown as EventSchema;
+    const dataOf = (component: string) => eventSchema(component).properties.data.properties;
+    expect(eventSchema("MessageStartEvent").properties.event).toEqual({
+      type: "string",
+      const: "message.start",
+    });
+    expect(Object.keys(dataOf("MessageStartEvent")).sort()).toEqual([
+      "conversation_id",
+      "message_id",
+      "status",
     ]);
+    expect(Object.keys(dataOf("MessageDeltaEvent"))).toEqual(["text"]);
+    expect(Object.keys(dataOf("MessageEndEvent"))).toEqual(
+      expect.arrayContaining(["message_id", "role", "content", "created_at"]),
+    );
+    expect(Object.keys(dataOf("StreamErrorEvent"))).toEqual(["detail"]);
+  });
+
+  it("names whom to contact", () => {
+    const { contact } = committed.info as { contact?: { name?: string; email?: string } };
+    expect(contact?.name).toBeTruthy();
+    expect(contact?.email).toMatch(/^[^@\s]+@[^@\s]+$/);
   });
 
   it("publishes an upper bound for every string and list in the request bodies", () => {
