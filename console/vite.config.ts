@@ -8,7 +8,11 @@ import { defineConfig } from "vite";
 export default defineConfig({
   root: import.meta.dirname,
   base: "/",
-  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  // A build is what people download, whoever runs it: production JSX (no source paths and line
+  // numbers in the bundle) and libraries' production code even when the environment says otherwise
+  // (the test runner sets NODE_ENV=test, and the local runtime it starts builds the console).
+  oxc: { jsx: { runtime: "automatic", importSource: "preact", development: false } },
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
   build: {
     outDir: "dist",
     emptyOutDir: true,

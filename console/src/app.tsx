@@ -2,11 +2,13 @@
  * The console's shell: the sign-in pages for people signed out, else the navigation, the
  * organization switcher and the page the location names.
  */
+import { effect } from "@preact/signals";
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, must } from "./api/client.ts";
 import { match, navigate, route } from "./lib/router.ts";
 import { resumeSession, session, signOut } from "./lib/session.ts";
+import { waitingCount, watchWaiting } from "./lib/waiting.ts";
 import {
   isOperator,
   me,
@@ -25,7 +27,8 @@ import { OrganizationsPage } from "./pages/organizations.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ForgotPasswordPage, NewPasswordPage, SignInPage } from "./pages/sign-in.tsx";
 import { ToolsPage } from "./pages/tools.tsx";
-import { ErrorNotice, Loading } from "./ui/kit.tsx";
+import { WebhookEndpointPage, WebhooksPage } from "./pages/webhooks.tsx";
+import { ErrorNotice, Loading, pageTitle } from "./ui/kit.tsx";
 import { Link, Logo } from "./ui/nav.tsx";
 
 const publicPages: Record<string, () => ComponentChildren> = {
@@ -46,14 +49,51 @@ const pages: Page[] = [
     pattern: "/chatbots/:id/knowledge",
     render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="knowledge" />,
   },
+  { pattern: "/chatbots/:id/tools", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="tools" /> },
   { pattern: "/chatbots/:id/try", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="try" /> },
   { pattern: "/tools", render: () => <ToolsPage /> },
   { pattern: "/conversations", render: () => <ConversationsPage /> },
-  { pattern: "/conversations/inbox", render: () => <InboxPage /> },
+  { pattern: "/inbox", render: () => <InboxPage /> },
+  // Where the Inbox was before it had its own entry: old links and bookmarks still open it.
+  { pattern: "/conversations/inbox", render: () => <Redirect to={`/inbox${route.value.search}`} /> },
   { pattern: "/conversations/:id", render: ({ id = "" }) => <ConversationPage conversationId={id} /> },
+  { pattern: "/webhooks", render: () => <WebhooksPage /> },
+  { pattern: "/webhooks/:id", render: ({ id = "" }) => <WebhookEndpointPage endpointId={id} /> },
   { pattern: "/members", render: () => <MembersPage /> },
   { pattern: "/organizations", render: () => <OrganizationsPage /> },
 ];
+
+/**
+ * The main navigation, in order. `prefix`: also the current entry for the pages under it; `count`:
+ * a number shown beside it (empty: none), and what it counts, for screen readers.
+ */
+interface NavEntry {
+  href: string;
+  label: string;
+  prefix?: boolean;
+  count?: { value: () => string; means: string };
+}
+const mainNavigation: NavEntry[] = [
+  { href: "/", label: "Overview" },
+  {
+    href: "/inbox",
+    label: "Inbox",
+    count: { value: () => (waitingCount.value === "0" ? "" : waitingCount.value), means: "waiting" },
+  },
+  { href: "/conversations", label: "Conversations", prefix: true },
+  { href: "/chatbots", label: "Chatbots", prefix: true },
+  { href: "/tools", label: "Tools" },
+  { href: "/webhooks", label: "Webhooks", prefix: true },
+  { href: "/members", label: "Members" },
+  { href: "/settings/api", label: "Settings → API" },
+];
+
+// The browser tab: the page, after the number of people waiting for a person, if any.
+effect(() => {
+  const count = session.value ? waitingCount.value : "";
+  const prefix = count && count !== "0" ? `(${count}) ` : "";
+  document.title = pageTitle.value ? `${prefix}${pageTitle.value} · Chatbot console` : "Chatbot console";
+});
 
 export function App() {
   const [resumed, setResumed] = useState(false);
@@ -118,93 +158,112 @@ function Sidebar() {
   const memberships = me.value?.memberships ?? [];
   const current = organizationId.value;
   const knownHere = memberships.some((item) => item.organization_id === current);
+  // On a phone the navigation folds behind a Menu button; following a link folds it again.
+  const [open, setOpen] = useState(false);
+  const { pathname } = route.value;
+  useEffect(() => setOpen(false), [pathname]);
+  useEffect(() => (current ? watchWaiting(current) : undefined), [current]);
+  const waiting = waitingCount.value && waitingCount.value !== "0" ? waitingCount.value : "";
   return (
     <aside class="sidebar">
-      <div class="brand">
-        <Logo /> Chatbot console
-      </div>
-      {(memberships.length > 1 || (current && !knownHere)) && (
-        <div>
-          <label for="organization-switcher">Organization</label>
-          <select
-            id="organization-switcher"
-            value={current ?? ""}
-            onChange={(event) => {
-              const id = (event.target as HTMLSelectElement).value;
-              selectOrganization(id);
-              navigate("/");
-            }}
-          >
-            {current && !knownHere && <option value={current}>{organizationName.value ?? current}</option>}
-            {memberships.map((item) => (
-              <option key={item.organization_id} value={item.organization_id}>
-                {item.organization_name} ({item.role})
-              </option>
-            ))}
-          </select>
+      <div class="sidebar-top">
+        <div class="brand">
+          <Logo /> Chatbot console
         </div>
-      )}
-      {memberships.length === 1 && knownHere && (
-        <div>
-          <span class="section">Organization</span>
-          <div>{organizationName.value}</div>
-        </div>
-      )}
-      <nav aria-label="Main">
-        {current && (
-          <ul>
-            <li>
-              <Link href="/">Overview</Link>
-            </li>
-            <li>
-              <Link href="/chatbots" prefix>
-                Chatbots
-              </Link>
-            </li>
-            <li>
-              <Link href="/tools">Tools</Link>
-            </li>
-            <li>
-              <Link href="/conversations" prefix>
-                Conversations
-              </Link>
-            </li>
-            <li>
-              <Link href="/members">Members</Link>
-            </li>
-            <li>
-              <Link href="/settings/api">Settings → API</Link>
-            </li>
-          </ul>
-        )}
-        {isOperator.value && (
-          <>
-            <span class="section">Platform</span>
-            <ul>
-              <li>
-                <Link href="/organizations">Organizations</Link>
-              </li>
-            </ul>
-          </>
-        )}
-      </nav>
-      <div class="account">
-        <div>{session.value?.email}</div>
-        {role.value && (
-          <div class="stat-label">
-            Role: {isOperator.value && role.value === "admin" && !knownHere ? "operator" : role.value}
-          </div>
-        )}
         <button
           type="button"
-          class="secondary outline small"
-          onClick={async () => {
-            await signOut();
-            navigate("/sign-in", { replace: true });
-          }}
+          class="menu-toggle secondary outline small"
+          aria-expanded={open}
+          aria-controls="sidebar-menu"
+          onClick={() => setOpen(!open)}
         >
-          Sign out
+          Menu
+          {waiting && (
+            <span class="nav-count">
+              {waiting}
+              <span class="visually-hidden"> waiting</span>
+            </span>
+          )}
         </button>
+      </div>
+      <div id="sidebar-menu" class={open ? "sidebar-menu open" : "sidebar-menu"}>
+        {(memberships.length > 1 || (current && !knownHere)) && (
+          <div>
+            <label for="organization-switcher">Organization</label>
+            <select
+              id="organization-switcher"
+              value={current ?? ""}
+              onChange={(event) => {
+                const id = (event.target as HTMLSelectElement).value;
+                selectOrganization(id);
+                navigate("/");
+              }}
+            >
+              {current && !knownHere && <option value={current}>{organizationName.value ?? current}</option>}
+              {memberships.map((item) => (
+                <option key={item.organization_id} value={item.organization_id}>
+                  {item.organization_name} ({item.role})
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        {memberships.length === 1 && knownHere && (
+          <div>
+            <span class="section">Organization</span>
+            <div>{organizationName.value}</div>
+          </div>
+        )}
+        <nav aria-label="Main">
+          {current && (
+            <ul>
+              {mainNavigation.map((entry) => {
+                const count = entry.count?.value() ?? "";
+                return (
+                  <li key={entry.href}>
+                    <Link href={entry.href} prefix={entry.prefix === true} class="nav-link">
+                      {entry.label}
+                      {count && (
+                        <span class="nav-count">
+                          {count}
+                          <span class="visually-hidden"> {entry.count?.means}</span>
+                        </span>
+                      )}
+                    </Link>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+          {isOperator.value && (
+            <>
+              <span class="section">Platform</span>
+              <ul>
+                <li>
+                  <Link href="/organizations">Organizations</Link>
+                </li>
+              </ul>
+            </>
+          )}
+        </nav>
+        <div class="account">
+          <div>{session.value?.email}</div>
+          {role.value && (
+            <div class="stat-label">
+              Role: {isOperator.value && role.value === "admin" && !knownHere ? "operator" : role.value}
+            </div>
+          )}
+          <button
+            type="button"
+            class="secondary outline small"
+            onClick={async () => {
+              await signOut();
+              navigate("/sign-in", { replace: true });
+            }}
+          >
+            Sign out
+          </button>
+        </div>
       </div>
     </aside>
   );

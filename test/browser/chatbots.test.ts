@@ -2,10 +2,13 @@
  * Chatbots in Chromium: create one, change its settings, add a knowledge entry, and get that
  * entry's answer in Try it (through the public API with a test key: the conversation is listed as
  * a test); then a WooCommerce look-up tool added against the local fake shop and tested with
- * sample values.
+ * sample values, and edited on the chatbot's own Tools tab: its name, description and request cap,
+ * and its credentials replaced (a wrong secret makes its test fail, the right one pass again).
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listChatbots } from "#functions/domain/chatbots";
+import { listTools } from "#functions/domain/tools";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
 import {
   type ConsolePage,
@@ -19,7 +22,7 @@ import {
   settled,
   signIn,
 } from "#test/support/browser";
-import { isLocal } from "#test/support/harness";
+import { domain, isLocal } from "#test/support/harness";
 
 let browser: Browser;
 let admin: ConsolePage;
@@ -132,5 +135,73 @@ describe.runIf(isLocal && hasChromium)("chatbots, knowledge, Try it and tools", 
     await page.getByRole("button", { name: "Add Shopify tool" }).click();
     // The browser asks for the required values first; nothing was sent.
     expect(await page.getByRole("article", { name: /lookup_shopify/ }).count()).toBe(0);
+  });
+
+  it("edits the tool on the chatbot's own Tools tab, replacing its credentials whole", async () => {
+    await go(page, "Chatbots");
+    await page.getByRole("link", { name: botName }).click();
+    await page.getByRole("heading", { level: 1, name: botName }).waitFor();
+    const tabs = page.getByRole("navigation", { name: "Chatbot" });
+    await tabs.getByRole("link", { name: "Tools" }).click();
+    await settled(page);
+    // The tab stays on the chatbot's page.
+    const bot = (await listChatbots(domain(), demo().organizationId)).find((one) => one.name === botName);
+    expect(new URL(page.url()).pathname).toBe(`/chatbots/${bot?.chatbotId}/tools`);
+    await page.getByRole("heading", { level: 1, name: botName }).waitFor();
+    expect(await tabs.getByRole("link", { name: "Tools" }).getAttribute("aria-current")).toBe("page");
+
+    const card = page.getByRole("article", { name: /lookup_woocommerce/ });
+    await card.getByRole("button", { name: "Edit lookup_woocommerce" }).click();
+    const form = card.getByRole("region", { name: "Edit lookup_woocommerce" });
+    // The form holds the tool as it is.
+    expect(await form.getByLabel("Tool name").inputValue()).toBe("lookup_woocommerce");
+    expect(await form.getByLabel("Requests per minute").inputValue()).toBe("60");
+    expect(await form.getByRole("textbox", { name: "Shop URL" }).inputValue()).toBe(wooDemo.config.shopUrl);
+    // One credential alone would leave the tool half changed: refused before anything is sent.
+    await form.getByLabel("New consumer key").fill(wooDemo.secrets.consumerKey);
+    await form.getByRole("button", { name: "Save lookup_woocommerce" }).click();
+    await form.getByText("New credentials replace all the stored ones: enter Consumer secret too.").waitFor();
+
+    await form.getByLabel("Tool name").fill("order_lookup");
+    await form.getByLabel("Description").fill("Looks up a Returns helper order by its number and e-mail.");
+    await form.getByLabel("Requests per minute").fill("30");
+    await form.getByLabel("New consumer secret").fill("cs_not_the_shops_secret_0000");
+    await form.getByRole("button", { name: "Save lookup_woocommerce" }).click();
+    const edited = page.getByRole("article", { name: /order_lookup/ });
+    await edited.getByText("Saved: the chatbot uses the changed tool from its next look-up.").waitFor();
+    const stored = await listTools(domain(), demo().organizationId, bot?.chatbotId ?? "");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({
+      name: "order_lookup",
+      description: "Looks up a Returns helper order by its number and e-mail.",
+      requestsPerMinute: 30,
+      config: { shopUrl: wooDemo.config.shopUrl },
+      credentials: { consumerKey: "••••7f9a", consumerSecret: "••••0000" },
+    });
+    expect(await edited.textContent()).not.toContain("cs_not_the_shops_secret");
+
+    // The wrong secret is what the platform now gets.
+    const test = async (expected: string) => {
+      await edited.getByRole("button", { name: "Test order_lookup" }).click();
+      await edited.getByLabel("Order number").fill("1001");
+      await edited.getByLabel("E-mail address").fill("jan.jansen@example.nl");
+      await edited.getByRole("button", { name: "Run test" }).click();
+      await expect
+        .poll(() => edited.getByRole("status").last().textContent())
+        .toContain(`Outcome: ${expected}`);
+      await edited.getByRole("button", { name: "Close test order_lookup" }).click();
+    };
+    await test("auth failed");
+
+    await edited.getByRole("button", { name: "Edit order_lookup" }).click();
+    const again = edited.getByRole("region", { name: "Edit order_lookup" });
+    await again.getByLabel("New consumer key").fill(wooDemo.secrets.consumerKey);
+    await again.getByLabel("New consumer secret").fill(wooDemo.secrets.consumerSecret);
+    await checkPage(admin, "tool editing");
+    await screenshot(page, "chatbot-tools-edit");
+    await again.getByRole("button", { name: "Save order_lookup" }).click();
+    await edited.getByText("Saved: the chatbot uses the changed tool from its next look-up.").waitFor();
+    await test("found");
+    await checkPage(admin, "chatbot tools tab");
   });
 });

@@ -1,10 +1,12 @@
 /**
- * Conversations → Inbox in Chromium: a conversation handed to a person is listed first; a visitor's
- * message sent over the public API meanwhile appears in the open Inbox without a reload; an admin
- * replies from it (the reply is in the public history as role `agent` under their display name),
- * hands back, takes over and closes (each change seen over the API); a viewer follows it without a
- * write control; a chatbot's handoff settings are edited on its form and then act on a turn; and
- * with more conversations waiting than one page holds, the Inbox says so and links to them all.
+ * The Inbox in Chromium: a conversation handed to a person is listed first; a visitor's message
+ * sent over the public API meanwhile appears in the open Inbox without a reload; an admin replies
+ * from it (the reply is in the public history as role `agent` under their display name), hands
+ * back, takes over and closes (each change seen over the API); a viewer follows it without a
+ * write control; a chatbot's handoff settings are edited on its form and then act on a turn; with
+ * more conversations waiting than one page holds, the Inbox says so and links to them all; and the
+ * navigation's Inbox entry counts who waits, on every page, and (when the person turned them on) a
+ * browser notification and a chime tell them when a conversation starts waiting.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,10 +16,12 @@ import {
   type ConsolePage,
   checkPage,
   demo,
+  desktop,
   go,
   hasChromium,
   launch,
   openConsole,
+  phone,
   screenshot,
   settled,
   signIn,
@@ -88,13 +92,7 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
   });
 
   it("lists waiting conversations first and shows a visitor's new message without a reload", async () => {
-    await go(page, "Conversations");
-    await page
-      .getByRole("navigation", { name: "Conversations" })
-      .getByRole("link", { name: "Inbox" })
-      .click();
-    await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
-    await settled(page);
+    await go(page, /^Inbox/, "Inbox");
     // The browser tab carries the count the list's heading shows, for a person in another tab.
     // (Read together: other tests may hand conversations of this organization over meanwhile.)
     const tabAndHeading = async () => {
@@ -128,9 +126,13 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
   });
 
   it("stops looking for news while the tab is hidden and once the page is left", async () => {
+    // The Inbox's own requests. (The navigation's count keeps looking for waiting conversations on
+    // every page, hidden or not: that is what tells a person in another tab; tested below.)
     const polls: string[] = [];
     const onRequest = (request: { url: () => string }) => {
-      if (new URL(request.url()).pathname.startsWith("/manage/conversations")) polls.push(request.url());
+      const url = new URL(request.url());
+      if (url.pathname.startsWith("/manage/conversations") && url.searchParams.get("status") !== "handoff")
+        polls.push(request.url());
     };
     const setHidden = (hidden: boolean) =>
       page.evaluate(
@@ -231,7 +233,7 @@ describe.runIf(isLocal && hasChromium)("the Inbox", () => {
     await handOff(id);
     const viewer = await openConsole(browser);
     await signIn(viewer.page, demo().viewerEmail, demo().viewerPassword);
-    await viewer.page.goto(`${demo().consoleUrl}/conversations/inbox?conversation=${id}`);
+    await viewer.page.goto(`${demo().consoleUrl}/inbox?conversation=${id}`);
     await viewer.page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
     const log = viewer.page.getByRole("log", { name: "Messages" });
     await log.getByText("I would like to talk to someone.").waitFor();
@@ -306,20 +308,144 @@ describe.runIf(isLocal && hasChromium)("the Inbox with more than a page waiting"
     try {
       const { page: inbox } = await openConsole(ownBrowser);
       await signIn(inbox, tenant.admin.email, tenant.admin.password);
+      // The Inbox's address before it had its own navigation entry still opens it.
       await inbox.goto(`${demo().consoleUrl}/conversations/inbox`);
       await inbox.getByRole("heading", { level: 2, name: "Waiting for a person (100+)" }).waitFor();
+      expect(new URL(inbox.url()).pathname).toBe("/inbox");
       await expect.poll(() => inbox.title()).toBe("(100+) Inbox · Chatbot console");
+      expect(
+        await inbox
+          .getByRole("navigation", { name: "Main" })
+          .getByRole("link", { name: /^Inbox/ })
+          .textContent(),
+      ).toBe("Inbox100+ waiting");
       const list = inbox.getByRole("list", { name: /^Waiting for a person/ });
       expect(await list.getByRole("listitem").count()).toBe(100);
       await inbox.getByText(/More are waiting than these 100, the most recently active\./).waitFor();
       await inbox.getByRole("link", { name: "All waiting conversations" }).click();
       await inbox.getByRole("heading", { level: 1, name: "Conversations" }).waitFor();
-      expect(await inbox.title()).toBe("Conversations · Chatbot console");
+      // The count follows the person to every page.
+      expect(await inbox.title()).toBe("(100+) Conversations · Chatbot console");
       expect(new URL(inbox.url()).search).toBe("?status=handoff");
       expect(await inbox.getByRole("combobox", { name: "Status" }).inputValue()).toBe("handoff");
     } finally {
       await ownBrowser.close();
     }
     expect(waiting).toHaveLength(101);
+  });
+});
+
+/**
+ * What the page's alerts did, recorded in the page: every notification shown (the browser's own
+ * Notification, wrapped) and every tone started (AudioContext's oscillators, wrapped). Headless
+ * Chromium shows no notification and plays to no speaker; the calls are what the page controls.
+ */
+const recordAlerts = `(() => {
+  window.alerts = [];
+  const Shown = window.Notification;
+  class Recorded extends Shown {
+    constructor(title, options) {
+      super(title, options);
+      window.alerts.push({ kind: "notification", title, body: options && options.body });
+    }
+  }
+  Object.defineProperty(Recorded, "permission", { get: () => Shown.permission });
+  Recorded.requestPermission = (...args) => Shown.requestPermission(...args);
+  window.Notification = Recorded;
+  const Audio = window.AudioContext;
+  window.AudioContext = class extends Audio {
+    createOscillator() {
+      const tone = super.createOscillator();
+      const start = tone.start.bind(tone);
+      tone.start = (...args) => {
+        window.alerts.push({ kind: "tone", frequency: tone.frequency.value });
+        return start(...args);
+      };
+      return tone;
+    }
+  };
+})()`;
+
+interface Alert {
+  kind: "notification" | "tone";
+  title?: string;
+  body?: string;
+}
+
+describe.runIf(isLocal && hasChromium)("the Inbox entry's count, notification and chime", () => {
+  it("counts waiting conversations on every page and alerts the person the ways they turned on", async () => {
+    // An organization of its own: nobody else hands its conversations over meanwhile.
+    const tenant = await seedManagedTenant();
+    const handOffNew = async (external: string) => {
+      const started = await api.startConversation(tenant.apiKey, {
+        chatbot_id: tenant.chatbotId,
+        external_id: external,
+      });
+      const id = started.body.conversation_id;
+      const answer = await call("POST", `/api/conversation/${id}/handoff`, { key: tenant.apiKey, body: {} });
+      if (answer.status !== 200) throw new Error(`handoff refused: ${answer.status} ${answer.text}`);
+    };
+    const ownBrowser = await launch();
+    try {
+      const context = await ownBrowser.newContext({ viewport: desktop, permissions: ["notifications"] });
+      await context.addInitScript(recordAlerts);
+      const console = await context.newPage();
+      const alerts = () => console.evaluate<Alert[]>("window.alerts");
+      const inboxLink = console
+        .getByRole("navigation", { name: "Main" })
+        .getByRole("link", { name: /^Inbox/ });
+      await console.goto(demo().consoleUrl);
+      await signIn(console, tenant.admin.email, tenant.admin.password);
+      await inboxLink.click();
+      await console.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+      const choices = console.getByRole("group", { name: "When a visitor starts waiting" });
+      expect(await choices.getByLabel("Browser notification").isChecked()).toBe(false);
+      await choices.getByLabel("Browser notification").check();
+      await choices.getByLabel("Sound").check();
+      // Turning the sound on plays it once: the person hears what it will sound like.
+      await expect.poll(alerts).toEqual([
+        { kind: "tone", frequency: 880 },
+        { kind: "tone", frequency: 1318.5 },
+      ]);
+      await console.evaluate("window.alerts.length = 0");
+
+      await console.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click();
+      await console.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+      expect(await inboxLink.textContent()).toBe("Inbox");
+      expect(await console.title()).toBe("Members · Chatbot console");
+
+      await handOffNew(`waiting-one-${stamp}`);
+      await expect.poll(() => inboxLink.textContent()).toBe("Inbox1 waiting");
+      expect(await inboxLink.getAttribute("aria-current")).toBeNull();
+      expect(await console.title()).toBe("(1) Members · Chatbot console");
+      await expect.poll(alerts).toEqual([
+        { kind: "notification", title: "A visitor is waiting for a person", body: `waiting-one-${stamp}` },
+        { kind: "tone", frequency: 880 },
+        { kind: "tone", frequency: 1318.5 },
+      ]);
+      await checkPage({ page: console, context, problems: [] }, "members with someone waiting");
+
+      // Turned off again (the choices are remembered): the count still follows, nothing else.
+      await console.evaluate("window.alerts.length = 0");
+      await inboxLink.click();
+      await console.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+      expect(await choices.getByLabel("Browser notification").isChecked()).toBe(true);
+      await choices.getByLabel("Browser notification").uncheck();
+      await choices.getByLabel("Sound").uncheck();
+      await handOffNew(`waiting-two-${stamp}`);
+      await expect.poll(() => inboxLink.textContent()).toBe("Inbox2 waiting");
+      await console.getByRole("heading", { level: 2, name: "Waiting for a person (2)" }).waitFor();
+      expect(await alerts()).toEqual([]);
+      await context.close();
+
+      // On a phone the count is on the Menu button, which folds the navigation.
+      const phoneConsole = await openConsole(ownBrowser, phone);
+      await signIn(phoneConsole.page, tenant.admin.email, tenant.admin.password);
+      await expect
+        .poll(() => phoneConsole.page.getByRole("button", { name: /^Menu/ }).textContent())
+        .toBe("Menu2 waiting");
+    } finally {
+      await ownBrowser.close();
+    }
   });
 });

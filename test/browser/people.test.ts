@@ -139,7 +139,7 @@ describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer
     await visit("tools", "/tools", "Tools");
     await visit("conversations", "/conversations", "Conversations");
     await visit("transcript", `/conversations/${conversationId}`, "Conversation");
-    await visit("inbox", `/conversations/inbox?conversation=${conversationId}`, "Inbox");
+    await visit("inbox", `/inbox?conversation=${conversationId}`, "Inbox");
     await visit("members", "/members", "Members");
     await visit("organizations", "/organizations", "Organizations");
     expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((name) => [name, []])));

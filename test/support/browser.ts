@@ -54,6 +54,9 @@ export async function launch(): Promise<Browser> {
 export const desktop = { width: 1280, height: 860 } as const;
 export const phone = { width: 375, height: 740 } as const;
 
+/** A phone is touched, not hovered: its context emulates a touch screen at the phone's width. */
+const isPhone = (viewport: { width: number }) => viewport.width <= phone.width;
+
 export interface ConsolePage {
   page: Page;
   context: BrowserContext;
@@ -66,7 +69,11 @@ export async function openConsole(
   browser: Browser,
   viewport: { width: number; height: number } = desktop,
 ): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport, permissions: ["clipboard-read", "clipboard-write"] });
+  const context = await browser.newContext({
+    viewport,
+    permissions: ["clipboard-read", "clipboard-write"],
+    ...(isPhone(viewport) ? { hasTouch: true, isMobile: true } : {}),
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   const problems: string[] = [];
@@ -83,13 +90,21 @@ export async function openConsole(
 export const focusedText = (page: Page): Promise<string | null> =>
   page.evaluate<string | null>("document.activeElement && document.activeElement.textContent");
 
-/** Signs in through the sign-in page, as a person does, and waits for the overview. */
-export async function signIn(page: Page, email: string, password: string): Promise<void> {
+/**
+ * Signs in through the sign-in page, as a person does, and waits for the page they land on (the
+ * overview; a person of no organization lands on "No organization yet").
+ */
+export async function signIn(
+  page: Page,
+  email: string,
+  password: string,
+  landing = "Overview",
+): Promise<void> {
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
   await page.getByLabel("E-mail address").fill(email);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByRole("heading", { name: landing }).waitFor();
 }
 
 /** Follows a link of the main navigation. */
@@ -162,6 +177,8 @@ export async function writeControls(page: Page): Promise<string[]> {
       "main button, main [role=button], main input, main select, main textarea",
     )) {
       if (element.closest("form[aria-label=Filters]") || element.closest("dialog:not([open])")) continue;
+      // Choices about this person's own browser (the Inbox's alerts) change nothing of the organization.
+      if (element.closest("[data-personal]")) continue;
       if (element.matches(":disabled") || element.readOnly) continue;
       if (element.type === "hidden") continue;
       const name = (

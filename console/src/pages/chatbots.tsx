@@ -1,4 +1,4 @@
-/** Chatbots: the list, a new chatbot, and one chatbot's settings, knowledge and Try it panel. */
+/** Chatbots: the list, a new chatbot, and one chatbot's settings, knowledge, tools and Try it panel. */
 import { useState } from "preact/hooks";
 import { api, must, type paths } from "../api/client.ts";
 import { navigate } from "../lib/router.ts";
@@ -18,6 +18,7 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
+import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
 
 export type Chatbot =
@@ -163,7 +164,7 @@ export function NewChatbotPage() {
   );
 }
 
-type Tab = "settings" | "knowledge" | "try";
+type Tab = "settings" | "knowledge" | "tools" | "try";
 
 export function ChatbotPage({ chatbotId, tab }: { chatbotId: string; tab: Tab }) {
   const [state, reload] = useLoad(
@@ -202,11 +203,12 @@ export function ChatbotPage({ chatbotId, tab }: { chatbotId: string; tab: Tab })
           <nav aria-label="Chatbot" class="tabs">
             <Link href={`/chatbots/${chatbotId}`}>Settings</Link>
             <Link href={`/chatbots/${chatbotId}/knowledge`}>Knowledge</Link>
-            <Link href={`/tools?chatbot=${chatbotId}`}>Tools</Link>
+            <Link href={`/chatbots/${chatbotId}/tools`}>Tools</Link>
             {canWrite.value && <Link href={`/chatbots/${chatbotId}/try`}>Try it</Link>}
           </nav>
           {tab === "settings" && <Settings bot={bot} onSaved={reload} />}
           {tab === "knowledge" && <Knowledge chatbotId={chatbotId} />}
+          {tab === "tools" && <ChatbotTools chatbotId={chatbotId} />}
           {tab === "try" &&
             (canWrite.value ? <TryIt bot={bot} /> : <p>Only administrators can try chatbots here.</p>)}
         </>
@@ -315,10 +317,13 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 setEngineKind((event.target as HTMLSelectElement).value as Chatbot["engine"]["kind"])
               }
             >
-              <option value="scripted">Scripted: greetings, knowledge, look-ups (no model)</option>
+              <option value="scripted">Scripted (no model)</option>
               <option value="bedrock">Amazon Bedrock</option>
               <option value="openai">OpenAI-compatible API</option>
             </select>
+            {engineKind === "scripted" && (
+              <small>Answers greetings, questions its knowledge covers, and look-ups, without a model.</small>
+            )}
           </label>
           {engineKind === "bedrock" && (
             <label>
@@ -515,7 +520,7 @@ function Knowledge({ chatbotId }: { chatbotId: string }) {
             entries.length === 0 ? (
               <Empty>No knowledge yet.{canWrite.value ? " Add a question and its answer above." : ""}</Empty>
             ) : (
-              <ul class="knowledge">
+              <ul class="cards">
                 {entries.map((entry) => (
                   <li key={entry.entry_id}>
                     <article>

@@ -53,7 +53,6 @@ export function ConversationsPage() {
         title="Conversations"
         intro="Every conversation with your chatbots, the most recent activity first."
       />
-      <ConversationTabs />
       <form
         // Mounted afresh when the location changes: its fields start from the URL. Not when the
         // chatbots arrive (what the person has typed stays); their options select themselves.
@@ -110,9 +109,7 @@ export function ConversationsPage() {
           <input name="to" type="date" defaultValue={filters.to ?? ""} />
         </label>
         <div class="actions">
-          <button type="submit" class="small">
-            Filter
-          </button>
+          <button type="submit">Filter</button>
           {key && (
             <Link href="/conversations" class="small">
               Clear filters
@@ -122,16 +119,6 @@ export function ConversationsPage() {
       </form>
       <ConversationList key={`${organizationId.value}${key}`} filters={filters} names={names} />
     </>
-  );
-}
-
-/** The two views of conversations: every one with filters, and the Inbox people answer from. */
-export function ConversationTabs() {
-  return (
-    <nav aria-label="Conversations" class="tabs">
-      <Link href="/conversations">All conversations</Link>
-      <Link href="/conversations/inbox">Inbox</Link>
-    </nav>
   );
 }
 
@@ -258,7 +245,7 @@ export function ConversationPage({ conversationId }: { conversationId: string })
             >
               <Link href="/conversations">All conversations</Link>
               {conversation.status !== "closed" && (
-                <Link href={`/conversations/inbox?conversation=${conversation.conversation_id}`}>
+                <Link href={`/inbox?conversation=${conversation.conversation_id}`}>
                   {canWrite.value ? "Answer in the Inbox" : "Follow in the Inbox"}
                 </Link>
               )}

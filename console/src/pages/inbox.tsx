@@ -1,13 +1,22 @@
 /**
- * Conversations → Inbox: where people answer. Conversations waiting for a person come first, then
- * open ones with recent activity; the chosen one's transcript follows new messages as they arrive
- * (polling while the page is in view), and admins take it over, reply, hand it back or close it.
+ * The Inbox: where people answer. Conversations waiting for a person come first, then open ones
+ * with recent activity; the chosen one's transcript follows new messages as they arrive (polling
+ * while the page is in view), and admins take it over, reply, hand it back or close it. Here a
+ * person also chooses how to be told that a visitor started waiting (lib/attention.ts).
  */
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, must, type paths } from "../api/client.ts";
+import {
+  alertPreferences,
+  notificationPermission,
+  notificationsSupported,
+  setNotify,
+  setSound,
+} from "../lib/attention.ts";
 import { usePolling } from "../lib/polling.ts";
 import { navigate, queryParam } from "../lib/router.ts";
+import { loadWaiting, whoOf } from "../lib/waiting.ts";
 import { canWrite, organizationId } from "../lib/workspace.ts";
 import {
   Badge,
@@ -23,7 +32,6 @@ import {
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
 import { statusOf, type TranscriptMessage } from "./conversation-vocabulary.ts";
-import { ConversationTabs } from "./conversations.tsx";
 import { TranscriptEntries } from "./transcript.tsx";
 
 type Conversation =
@@ -39,18 +47,12 @@ const LIST_POLL_MS = 5_000;
 const TRANSCRIPT_POLL_MS = 2_500;
 /** Open conversations shown below the waiting ones: the most recently active. */
 const RECENT_OPEN = 25;
-/** Waiting conversations shown (one page, the API's largest); past that the list says so and links to all. */
-const WAITING_SHOWN = 100;
 
 export function InboxPage() {
   const selected = queryParam("conversation");
   // Bumped after a change made here, so the list shows it at once rather than at its next poll.
   const [changes, setChanges] = useState(0);
   const [bots, setBots] = useState<Chatbot[]>([]);
-  // How many wait, as the list's heading says it ("3", "100+"), also in the browser tab's title: a
-  // person with the console in a window beside their work sees a new handoff there. (The list is
-  // not polled while the tab is hidden, so a background tab shows the count it last saw.)
-  const [waitingCount, setWaitingCount] = useState("");
   useEffect(() => {
     must(api.GET("/manage/chatbots")).then(
       ({ chatbots }) => setBots(chatbots),
@@ -62,12 +64,12 @@ export function InboxPage() {
     <>
       <PageHeader
         title="Inbox"
-        tabTitle={waitingCount && waitingCount !== "0" ? `(${waitingCount}) Inbox` : "Inbox"}
         intro="Conversations waiting for a person first, then open ones with recent activity. New messages appear as they arrive."
-      />
-      <ConversationTabs />
+      >
+        <AlertChoices />
+      </PageHeader>
       <div class="inbox">
-        <InboxList bots={bots} selected={selected} changes={changes} onWaitingCount={setWaitingCount} />
+        <InboxList bots={bots} selected={selected} changes={changes} />
         {selected ? (
           <InboxConversation
             key={selected}
@@ -92,14 +94,12 @@ interface Lists {
   open: Conversation[];
 }
 
-async function loadLists(): Promise<Lists> {
+async function loadLists(organization: string): Promise<Lists> {
   const [waiting, open] = await Promise.all([
-    must(
-      api.GET("/manage/conversations", { params: { query: { status: "handoff", limit: WAITING_SHOWN } } }),
-    ),
+    loadWaiting(organization),
     must(api.GET("/manage/conversations", { params: { query: { status: "open", limit: RECENT_OPEN } } })),
   ]);
-  return { waiting: waiting.conversations, moreWaiting: waiting.has_more, open: open.conversations };
+  return { waiting: waiting.conversations, moreWaiting: waiting.more, open: open.conversations };
 }
 
 /** "3", or "100+" when more wait than the list shows. */
@@ -109,19 +109,18 @@ function InboxList({
   bots,
   selected,
   changes,
-  onWaitingCount,
 }: {
   bots: Chatbot[];
   selected: string | null;
   changes: number;
-  onWaitingCount: (count: string) => void;
 }) {
+  const organization = organizationId.value ?? "";
   const [state, setState] = useState<Load<Lists>>({ status: "loading" });
   const [staleError, setStaleError] = useState<unknown>(null);
   const [round, setRound] = useState(0);
   const refresh = async () => {
     try {
-      setState({ status: "ready", data: await loadLists() });
+      setState({ status: "ready", data: await loadLists(organization) });
       setStaleError(null);
     } catch (error) {
       // Keep showing what was loaded; say that it may be out of date.
@@ -130,7 +129,7 @@ function InboxList({
   };
   useEffect(() => {
     let live = true;
-    loadLists().then(
+    loadLists(organization).then(
       (data) => live && setState({ status: "ready", data }),
       (error: unknown) => live && setState({ status: "error", error }),
     );
@@ -143,7 +142,6 @@ function InboxList({
   }, [changes]);
   usePolling(refresh, LIST_POLL_MS, [organizationId.value]);
   const waitingCount = state.status === "ready" ? waitingCountOf(state.data) : "";
-  useEffect(() => onWaitingCount(waitingCount), [waitingCount]);
   const names = new Map(bots.map((bot) => [bot.chatbot_id, bot.name]));
   return (
     <section class="inbox-list" aria-label="Conversations to answer">
@@ -194,9 +192,9 @@ function InboxItems({
   return (
     <ul class="inbox-items" aria-labelledby={labelledBy}>
       {items.map((conversation) => {
-        const href = `/conversations/inbox?conversation=${conversation.conversation_id}`;
+        const href = `/inbox?conversation=${conversation.conversation_id}`;
         const status = statusOf(conversation.status);
-        const who = conversation.external_id ?? `Visitor ${conversation.contact_id.slice(0, 8)}`;
+        const who = whoOf(conversation);
         return (
           <li key={conversation.conversation_id}>
             <a
@@ -302,9 +300,7 @@ function InboxConversation({
             <>
               <header class="inbox-header">
                 <div>
-                  <h2 id="inbox-conversation-title">
-                    {conversation.external_id ?? `Visitor ${conversation.contact_id.slice(0, 8)}`}
-                  </h2>
+                  <h2 id="inbox-conversation-title">{whoOf(conversation)}</h2>
                   <p class="intro">
                     <Badge tone={status.tone}>{status.label}</Badge> With {bot?.name ?? "a chatbot"}, started{" "}
                     {formatTime(conversation.created_at)} ·{" "}
@@ -490,5 +486,45 @@ function ReplyForm({
         Send reply
       </button>
     </form>
+  );
+}
+
+/**
+ * How this person wants to hear of a visitor who starts waiting, while the console is open in
+ * some tab: a browser notification (the browser asks them first) and a chime.
+ */
+function AlertChoices() {
+  const { notify, sound } = alertPreferences.value;
+  const permission = notificationPermission.value;
+  const cannotNotify = permission === "denied" || permission === "unsupported";
+  return (
+    <fieldset class="alert-choices" data-personal>
+      <legend>When a visitor starts waiting</legend>
+      <label>
+        <input
+          type="checkbox"
+          checked={notify}
+          disabled={!notificationsSupported || permission === "denied"}
+          aria-describedby={cannotNotify ? "alert-notify-hint" : undefined}
+          onChange={(event) => void setNotify((event.target as HTMLInputElement).checked)}
+        />
+        Browser notification
+      </label>
+      <label>
+        <input
+          type="checkbox"
+          checked={sound}
+          onChange={(event) => setSound((event.target as HTMLInputElement).checked)}
+        />
+        Sound
+      </label>
+      {cannotNotify && (
+        <small id="alert-notify-hint">
+          {permission === "denied"
+            ? "This browser blocks the console's notifications: allow them in its site settings."
+            : "This browser cannot show notifications."}
+        </small>
+      )}
+    </fieldset>
   );
 }

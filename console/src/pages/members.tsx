@@ -113,6 +113,7 @@ export function MembersPage() {
                       <td>
                         {canWrite.value ? (
                           <select
+                            class="role-select"
                             aria-label={`Role of ${member.email}`}
                             value={member.role}
                             disabled={change.busy}
@@ -144,7 +145,8 @@ export function MembersPage() {
                       {canWrite.value && (
                         <td>
                           <ConfirmButton
-                            label={`Remove ${member.email}`}
+                            label="Remove"
+                            labelDetail={member.email}
                             question={`Remove ${member.email} from the organization?`}
                             detail="They lose access at once; their account stays for their other organizations."
                             confirmLabel="Remove"

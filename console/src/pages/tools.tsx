@@ -1,8 +1,10 @@
 /**
- * Tools: a chatbot's order and parcel look-ups. Add one from a platform template (or the generic
- * read-only GET) with a form built from the template's own description (settings, credentials,
- * what the chatbot must collect first), and Test it with sample values against the real platform.
- * Credentials are write-only: the API answers with masked hints only.
+ * Tools: a chatbot's order and parcel look-ups, on the Tools page (any chatbot) and on a chatbot's
+ * own Tools tab. Add one from a platform template (or the generic read-only GET) with a form built
+ * from the template's own description (settings, credentials, what the chatbot must collect
+ * first), change everything the API lets change (name, description, settings, request cap,
+ * credentials), and Test it with sample values against the real platform. Credentials are
+ * write-only: the API answers with masked hints only, and an edit replaces them whole or not at all.
  */
 import { useState } from "preact/hooks";
 import { api, must, type paths } from "../api/client.ts";
@@ -13,10 +15,12 @@ import {
   ConfirmButton,
   Empty,
   ErrorNotice,
+  formatTime,
   formValues,
   Loaded,
   PageHeader,
   SubmitButton,
+  SuccessNotice,
   useAction,
   useLoad,
 } from "../ui/kit.tsx";
@@ -28,6 +32,9 @@ type Tool =
   paths["/manage/chatbots/{chatbot_id}/tools"]["get"]["responses"][200]["content"]["application/json"]["tools"][number];
 type ToolKind =
   paths["/manage/chatbots/{chatbot_id}/tools"]["post"]["requestBody"]["content"]["application/json"]["kind"];
+type ToolChanges = NonNullable<
+  paths["/manage/chatbots/{chatbot_id}/tools/{tool_id}"]["patch"]["requestBody"]
+>["content"]["application/json"];
 type TestResult =
   paths["/manage/chatbots/{chatbot_id}/tools/{tool_id}/test"]["post"]["responses"][200]["content"]["application/json"];
 
@@ -124,7 +131,8 @@ export function ToolsPage() {
   );
 }
 
-function ChatbotTools({ chatbotId }: { chatbotId: string }) {
+/** A chatbot's tools: each with Edit, Test and Delete, then the form that adds one. */
+export function ChatbotTools({ chatbotId }: { chatbotId: string }) {
   const [state, reload] = useLoad(
     () =>
       Promise.all([
@@ -140,7 +148,14 @@ function ChatbotTools({ chatbotId }: { chatbotId: string }) {
           {tools.length === 0 ? (
             <Empty>No tools on this chatbot yet.{canWrite.value ? " Add one below." : ""}</Empty>
           ) : (
-            tools.map((tool) => <ToolCard key={tool.tool_id} tool={tool} onChanged={reload} />)
+            tools.map((tool) => (
+              <ToolCard
+                key={tool.tool_id}
+                tool={tool}
+                template={templates.find((candidate) => candidate.kind === tool.kind)}
+                onChanged={reload}
+              />
+            ))
           )}
           {canWrite.value && tools.length < 10 && (
             <AddTool chatbotId={chatbotId} templates={templates} onAdded={reload} />
@@ -151,8 +166,21 @@ function ChatbotTools({ chatbotId }: { chatbotId: string }) {
   );
 }
 
-function ToolCard({ tool, onChanged }: { tool: Tool; onChanged: () => void }) {
-  const [testing, setTesting] = useState(false);
+function ToolCard({
+  tool,
+  template,
+  onChanged,
+}: {
+  tool: Tool;
+  template: Template | undefined;
+  onChanged: () => void;
+}) {
+  const [open, setOpen] = useState<"test" | "edit" | null>(null);
+  const [saved, setSaved] = useState(false);
+  const toggle = (panel: "test" | "edit") => {
+    setSaved(false);
+    setOpen(open === panel ? null : panel);
+  };
   return (
     <article aria-labelledby={`tool-${tool.tool_id}`}>
       <header class="page-header">
@@ -164,11 +192,27 @@ function ToolCard({ tool, onChanged }: { tool: Tool; onChanged: () => void }) {
         </div>
         {canWrite.value && (
           <div class="actions">
-            <button type="button" class="small" aria-expanded={testing} onClick={() => setTesting(!testing)}>
-              {testing ? "Close test" : `Test ${tool.name}`}
+            <button
+              type="button"
+              class="small"
+              aria-expanded={open === "test"}
+              onClick={() => toggle("test")}
+            >
+              {open === "test" ? "Close test" : "Test"}
+              <span class="visually-hidden"> {tool.name}</span>
+            </button>
+            <button
+              type="button"
+              class="secondary small"
+              aria-expanded={open === "edit"}
+              onClick={() => toggle("edit")}
+            >
+              {open === "edit" ? "Close editing" : "Edit"}
+              <span class="visually-hidden"> {tool.name}</span>
             </button>
             <ConfirmButton
-              label={`Delete ${tool.name}`}
+              label="Delete"
+              labelDetail={tool.name}
               question={`Delete the tool “${tool.name}”?`}
               detail="The chatbot stops using it at once; its credentials are deleted."
               confirmLabel="Delete tool"
@@ -197,9 +241,178 @@ function ToolCard({ tool, onChanged }: { tool: Tool; onChanged: () => void }) {
         </dd>
         <dt>Requests per minute</dt>
         <dd>{tool.requests_per_minute}</dd>
+        <dt>Last changed</dt>
+        <dd>{formatTime(tool.updated_at)}</dd>
       </dl>
-      {testing && <ToolTest tool={tool} />}
+      {saved && (
+        <SuccessNotice>Saved: the chatbot uses the changed tool from its next look-up.</SuccessNotice>
+      )}
+      {open === "test" && <ToolTest tool={tool} />}
+      {open === "edit" && template && (
+        <EditTool
+          tool={tool}
+          template={template}
+          onSaved={() => {
+            setOpen(null);
+            setSaved(true);
+            onChanged();
+          }}
+        />
+      )}
     </article>
+  );
+}
+
+/** The settings as the form holds them: each field by its template type (JSON for objects and lists). */
+function configFromForm(
+  values: Record<string, string>,
+  properties: Record<string, SchemaField>,
+): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(properties)) {
+    const raw = values[`config.${name}`];
+    if (field.type === "boolean") config[name] = raw === "on";
+    else if (field.type === "object" || field.type === "array") {
+      if (raw?.trim()) {
+        try {
+          config[name] = JSON.parse(raw);
+        } catch {
+          throw new Error(`${labelOf(name)} is not valid JSON.`);
+        }
+      }
+    } else if (field.type === "integer" || field.type === "number") {
+      if (raw?.trim()) config[name] = Number(raw);
+    } else if (raw?.trim()) config[name] = raw.trim();
+  }
+  return config;
+}
+
+/**
+ * Changes a tool: only what was changed is sent (`config` is merged into the stored settings by
+ * the API). Credentials are replaced whole when any is entered, else kept.
+ */
+function EditTool({ tool, template, onSaved }: { tool: Tool; template: Template; onSaved: () => void }) {
+  const action = useAction();
+  const properties = (template.config.properties ?? {}) as Record<string, SchemaField>;
+  const required = new Set((template.config.required as string[] | undefined) ?? []);
+  const prefix = `edit-${tool.tool_id}`;
+  return (
+    <section aria-label={`Edit ${tool.name}`}>
+      <h3>Edit {tool.name}</h3>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const values = formValues(event.currentTarget);
+          await action.run(async () => {
+            const changes: ToolChanges = {};
+            const name = (values.name ?? "").trim();
+            if (name && name !== tool.name) changes.name = name;
+            const description = (values.description ?? "").trim();
+            if (description !== tool.description) changes.description = description;
+            const perMinute = Number(values.requests_per_minute);
+            if (perMinute !== tool.requests_per_minute) changes.requests_per_minute = perMinute;
+            const config = configFromForm(values, properties);
+            const changedConfig = Object.fromEntries(
+              Object.entries(config).filter(
+                ([key, value]) => JSON.stringify(value) !== JSON.stringify(tool.config[key]),
+              ),
+            );
+            if (Object.keys(changedConfig).length > 0) changes.config = changedConfig;
+            const credentials: Record<string, string> = {};
+            for (const credential of template.credentials) {
+              const raw = values[`credentials.${credential.name}`];
+              if (raw) credentials[credential.name] = raw;
+            }
+            if (Object.keys(credentials).length > 0) {
+              const missing = template.credentials.filter(
+                (credential) => credential.required && !credentials[credential.name],
+              );
+              if (missing.length > 0) {
+                throw new Error(
+                  `New credentials replace all the stored ones: enter ${missing.map((credential) => labelOf(credential.name)).join(" and ")} too.`,
+                );
+              }
+              changes.credentials = credentials;
+            }
+            if (Object.keys(changes).length === 0) throw new Error("Nothing was changed.");
+            await must(
+              api.PATCH("/manage/chatbots/{chatbot_id}/tools/{tool_id}", {
+                params: { path: { chatbot_id: tool.chatbot_id, tool_id: tool.tool_id } },
+                body: changes,
+              }),
+            );
+            onSaved();
+          });
+        }}
+      >
+        <label>
+          Tool name
+          <input
+            name="name"
+            required
+            defaultValue={tool.name}
+            pattern="^[a-zA-Z][a-zA-Z0-9_]{0,63}$"
+            aria-describedby={`${prefix}-name-hint`}
+          />
+          <small id={`${prefix}-name-hint`}>The name a model calls it by; unique per chatbot.</small>
+        </label>
+        <label>
+          Description
+          <textarea
+            name="description"
+            rows={3}
+            maxLength={1000}
+            defaultValue={tool.description}
+            aria-describedby={`${prefix}-description-hint`}
+          />
+          <small id={`${prefix}-description-hint`}>
+            What the model is told about the tool. Empty: the template's own.
+          </small>
+        </label>
+        <label>
+          Requests per minute
+          <input
+            name="requests_per_minute"
+            type="number"
+            min={1}
+            max={600}
+            step={1}
+            required
+            defaultValue={tool.requests_per_minute}
+          />
+        </label>
+        <h4>{template.kind === "http_get" ? "Generic GET" : template.platform} settings</h4>
+        {Object.entries(properties).map(([name, field]) => (
+          <ConfigField
+            key={name}
+            idPrefix={prefix}
+            name={name}
+            field={field}
+            required={required.has(name)}
+            current={tool.config[name]}
+          />
+        ))}
+        <h4>Replace credentials</h4>
+        <p class="intro">
+          Leave these empty to keep the stored credentials. Entering any replaces them all: enter every
+          required one.
+        </p>
+        {template.credentials.map((credential) => (
+          <label key={credential.name}>
+            New {labelOf(credential.name).charAt(0).toLowerCase() + labelOf(credential.name).slice(1)}
+            {credential.required ? "" : " (optional)"}
+            <input
+              type="password"
+              name={`credentials.${credential.name}`}
+              autocomplete="off"
+              placeholder={tool.credentials[credential.name] ?? hintOf(credential.name)}
+            />
+          </label>
+        ))}
+        {action.error !== null && <ErrorNotice error={action.error} />}
+        <SubmitButton action={action}>Save {tool.name}</SubmitButton>
+      </form>
+    </section>
   );
 }
 
@@ -326,20 +539,7 @@ function AddTool({
             const form = event.currentTarget;
             const values = formValues(form);
             await action.run(async () => {
-              const config: Record<string, unknown> = {};
-              for (const [name, field] of Object.entries(properties)) {
-                const raw = values[`config.${name}`];
-                if (field.type === "boolean") config[name] = raw === "on";
-                else if (field.type === "object" || field.type === "array") {
-                  if (raw?.trim()) {
-                    try {
-                      config[name] = JSON.parse(raw);
-                    } catch {
-                      throw new Error(`${labelOf(name)} is not valid JSON.`);
-                    }
-                  }
-                } else if (raw?.trim()) config[name] = raw.trim();
-              }
+              const config = configFromForm(values, properties);
               const credentials: Record<string, string> = {};
               for (const credential of template.credentials) {
                 const raw = values[`credentials.${credential.name}`];
@@ -373,7 +573,7 @@ function AddTool({
           </p>
           <h3>{template.kind === "http_get" ? "Generic GET" : template.platform} settings</h3>
           {Object.entries(properties).map(([name, field]) => (
-            <ConfigField key={name} name={name} field={field} required={required.has(name)} />
+            <ConfigField key={name} idPrefix="add" name={name} field={field} required={required.has(name)} />
           ))}
           <h3>Credentials</h3>
           <p class="intro">Write-only: stored encrypted, never shown again.</p>
@@ -416,13 +616,27 @@ function AddTool({
   );
 }
 
-function ConfigField({ name, field, required }: { name: string; field: SchemaField; required: boolean }) {
-  const id = `config-${name}`;
+function ConfigField({
+  idPrefix,
+  name,
+  field,
+  required,
+  current,
+}: {
+  idPrefix: string;
+  name: string;
+  field: SchemaField;
+  required: boolean;
+  /** The tool's current value (editing); else the template's default. */
+  current?: unknown;
+}) {
+  const id = `${idPrefix}-config-${name}`;
   const hint = hintOf(name);
+  const value = current ?? field.default;
   if (field.type === "boolean") {
     return (
       <label>
-        <input type="checkbox" name={`config.${name}`} checked={field.default === true} />
+        <input type="checkbox" name={`config.${name}`} defaultChecked={value === true} />
         {labelOf(name)}
       </label>
     );
@@ -433,7 +647,7 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
         {labelOf(name)}
         <select name={`config.${name}`} aria-describedby={hint ? `${id}-hint` : undefined}>
           {field.enum.map((option) => (
-            <option key={option} selected={option === String(field.default ?? field.enum?.[0])}>
+            <option key={option} selected={option === String(value ?? field.enum?.[0])}>
               {option}
             </option>
           ))}
@@ -444,7 +658,8 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
   }
   if (field.type === "object" || field.type === "array") {
     const example =
-      name === "variables" ? genericVariables : (field.default ?? (field.type === "array" ? [] : {}));
+      current ??
+      (name === "variables" ? genericVariables : (field.default ?? (field.type === "array" ? [] : {})));
     return (
       <label>
         {labelOf(name)} (JSON){required ? "" : " (optional)"}
@@ -459,16 +674,19 @@ function ConfigField({ name, field, required }: { name: string; field: SchemaFie
       </label>
     );
   }
+  const numeric = field.type === "integer" || field.type === "number";
   return (
     <label>
       {labelOf(name)}
       {required ? "" : " (optional)"}
       <input
         name={`config.${name}`}
-        // (Preact types each input type apart; both are text fields.)
-        type={(field.format === "uri" ? "url" : "text") as "text"}
+        // (Preact types each input type apart; these are all text fields.)
+        type={(numeric ? "number" : field.format === "uri" ? "url" : "text") as "text"}
         required={required}
-        defaultValue={field.const ?? (typeof field.default === "string" ? field.default : "")}
+        defaultValue={
+          field.const ?? (typeof value === "string" || typeof value === "number" ? String(value) : "")
+        }
         readOnly={field.const !== undefined}
         placeholder={hint}
         aria-describedby={hint ? `${id}-hint` : undefined}

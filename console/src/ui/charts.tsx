@@ -1,7 +1,12 @@
 /**
  * Hand-made SVG charts (no chart library: a few hundred bytes instead of tens of kilobytes). Each
- * chart is one image named for screen readers, with its numbers in a table right below it.
+ * chart is one image named for screen readers, with its numbers in a table right below it. A chart
+ * is drawn at the width it is shown at (one unit a pixel), so its labels keep their size on a phone
+ * rather than shrinking with the picture.
  */
+import type { RefObject } from "preact";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+
 export const palette = [
   "#1d4ed8",
   "#0891b2",
@@ -19,11 +24,31 @@ export interface Series {
   values: number[];
 }
 
-const WIDTH = 720;
+/** The width drawn before the figure was measured. */
+const DEFAULT_WIDTH = 720;
 const HEIGHT = 220;
 const LEFT = 36;
 const BOTTOM = 24;
 const TOP = 8;
+/** Room each day label needs ("11/27" at 12 px). */
+const DAY_LABEL_WIDTH = 44;
+const FONT_SIZE = 12;
+
+/** The element's width in CSS pixels, followed as it changes. */
+function useWidth(): [RefObject<HTMLElement | null>, number] {
+  const element = useRef<HTMLElement>(null);
+  const [width, setWidth] = useState(DEFAULT_WIDTH);
+  useLayoutEffect(() => {
+    const target = element.current;
+    if (!target) return;
+    const measure = () => setWidth(Math.max(200, Math.floor(target.clientWidth)));
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(target);
+    return () => observer.disconnect();
+  }, []);
+  return [element, width];
+}
 
 function niceMax(value: number): number {
   if (value <= 4) return 4;
@@ -47,9 +72,15 @@ export function StackedBars({
   labels: string[];
   series: Series[];
 }) {
+  const [figure, width] = useWidth();
   const totals = labels.map((_, index) => series.reduce((sum, one) => sum + (one.values[index] ?? 0), 0));
   const max = niceMax(Math.max(0, ...totals));
-  const plotWidth = WIDTH - LEFT - 4;
+  const plotWidth = width - LEFT - 4;
+  // Every day labelled that fits, evenly spaced.
+  const labelEvery = Math.max(
+    1,
+    Math.ceil(labels.length / Math.max(1, Math.floor(plotWidth / DAY_LABEL_WIDTH))),
+  );
   const plotHeight = HEIGHT - TOP - BOTTOM;
   const slot = plotWidth / Math.max(1, labels.length);
   const bar = Math.max(2, slot * 0.7);
@@ -57,13 +88,13 @@ export function StackedBars({
   const ticks = [0, max / 2, max];
   const sum = totals.reduce((a, b) => a + b, 0);
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby={`${id}-title`}>
+    <figure class="chart" ref={figure}>
+      <svg viewBox={`0 0 ${width} ${HEIGHT}`} role="img" aria-labelledby={`${id}-title`}>
         <title id={`${id}-title`}>{`${title}: ${sum} in ${labels.length} days`}</title>
         {ticks.map((tick) => (
           <g key={tick}>
-            <line x1={LEFT} x2={WIDTH} y1={y(tick)} y2={y(tick)} stroke="#e5e7eb" />
-            <text x={LEFT - 6} y={y(tick) + 4} text-anchor="end" font-size="11" fill="#6b7280">
+            <line x1={LEFT} x2={width} y1={y(tick)} y2={y(tick)} stroke="#e5e7eb" />
+            <text x={LEFT - 6} y={y(tick) + 4} text-anchor="end" font-size={FONT_SIZE} fill="#4b5563">
               {Number.isInteger(tick) ? tick : tick.toFixed(1)}
             </text>
           </g>
@@ -83,8 +114,14 @@ export function StackedBars({
                   <rect key={one.name} x={x} y={top} width={bar} height={height} fill={one.color} rx="1.5" />
                 );
               })}
-              {index % Math.ceil(labels.length / 8) === 0 && (
-                <text x={x + bar / 2} y={HEIGHT - 6} text-anchor="middle" font-size="11" fill="#6b7280">
+              {index % labelEvery === 0 && (
+                <text
+                  x={x + bar / 2}
+                  y={HEIGHT - 6}
+                  text-anchor="middle"
+                  font-size={FONT_SIZE}
+                  fill="#4b5563"
+                >
                   {shortDay(label)}
                 </text>
               )}
@@ -143,20 +180,27 @@ export function TotalsBars({
   title: string;
   items: { name: string; value: number; color: string }[];
 }) {
+  const [figure, width] = useWidth();
   const max = niceMax(Math.max(0, ...items.map((item) => item.value)));
   const row = 28;
   const height = items.length * row + 8;
   const labelWidth = 110;
-  const plot = WIDTH - labelWidth - 50;
+  const plot = width - labelWidth - 50;
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${WIDTH} ${height}`} role="img" aria-labelledby={`${id}-title`}>
+    <figure class="chart" ref={figure}>
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`${id}-title`}>
         <title id={`${id}-title`}>
           {`${title}: ${items.map((item) => `${item.name} ${item.value}`).join(", ")}`}
         </title>
         {items.map((item, index) => (
           <g key={item.name}>
-            <text x={labelWidth - 8} y={index * row + 22} text-anchor="end" font-size="12" fill="#374151">
+            <text
+              x={labelWidth - 8}
+              y={index * row + 22}
+              text-anchor="end"
+              font-size={FONT_SIZE}
+              fill="#374151"
+            >
               {item.name}
             </text>
             <rect
@@ -170,7 +214,7 @@ export function TotalsBars({
             <text
               x={labelWidth + (item.value / max) * plot + 6}
               y={index * row + 22}
-              font-size="12"
+              font-size={FONT_SIZE}
               fill="#111827"
             >
               {item.value}

@@ -1,4 +1,5 @@
 /** The console's building blocks: loading, empty and error states, page headings, confirmations, copying. */
+import { signal } from "@preact/signals";
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
@@ -92,18 +93,16 @@ export function Loaded<T>({
   return <>{children(state.data)}</>;
 }
 
-/**
- * The page's heading; focused when the page opens, so screen readers announce it. The browser tab
- * says `tabTitle` when given (a page may put news there, such as a count), else the title.
- */
+/** What the open page is called; the shell makes the browser tab's title of it (app.tsx). */
+export const pageTitle = signal("");
+
+/** The page's heading; focused when the page opens, so screen readers announce it. */
 export function PageHeader({
   title,
-  tabTitle,
   intro,
   children,
 }: {
   title: string;
-  tabTitle?: string;
   intro?: ComponentChildren;
   children?: ComponentChildren;
 }) {
@@ -111,10 +110,9 @@ export function PageHeader({
   useEffect(() => {
     heading.current?.focus();
   }, [title]);
-  const documentTitle = `${tabTitle ?? title} · Chatbot console`;
   useEffect(() => {
-    document.title = documentTitle;
-  }, [documentTitle]);
+    pageTitle.value = title;
+  }, [title]);
   return (
     <header class="page-header">
       <div>
@@ -171,6 +169,7 @@ export function SubmitButton({
 /** A button that asks first (a modal dialog: focus stays inside it, Escape cancels). */
 export function ConfirmButton({
   label,
+  labelDetail,
   question,
   detail,
   confirmLabel,
@@ -179,6 +178,8 @@ export function ConfirmButton({
   disabled = false,
 }: {
   label: string;
+  /** Said to screen readers after the label, not shown (what a row's "Remove" removes). */
+  labelDetail?: string;
   question: string;
   detail?: string;
   confirmLabel: string;
@@ -196,6 +197,7 @@ export function ConfirmButton({
     <>
       <button type="button" class={className} disabled={disabled} onClick={() => dialog.current?.showModal()}>
         {label}
+        {labelDetail && <span class="visually-hidden"> {labelDetail}</span>}
       </button>
       <dialog ref={dialog} aria-label={question}>
         <article class="dialog-card">
