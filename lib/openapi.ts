@@ -79,7 +79,9 @@ async function streamEventSchemas(): Promise<Record<string, JsonSchema>> {
   schemas.MessageStreamEvent = {
     description:
       "One event of `POST /api/message/stream`: its `event:` line's name and its `data:` line's JSON. The body is a sequence of these, each written as `event: <name>` and `data: <JSON>` lines and ended by a blank line.",
-    oneOf: Object.values(streamEventComponents).map((component) => ({ $ref: `#/components/schemas/${component}` })),
+    oneOf: Object.values(streamEventComponents).map((component) => ({
+      $ref: `#/components/schemas/${component}`,
+    })),
     discriminator: {
       propertyName: "event",
       mapping: Object.fromEntries(
