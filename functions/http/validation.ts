@@ -36,7 +36,12 @@ function toItem(location: Location, issue: $ZodIssue, source: unknown): Validati
   const input =
     location === "query" || location === "path" ? sentParameter(source, path, issue.input) : issue.input;
   const item = (type: string, msg: string, ctx?: Record<string, unknown>): ValidationItem =>
-    ctx ? { type, loc, msg, input, ctx } : { type, loc, msg, input };
+    ctx ? { type, loc, msg, input: input ?? null, ctx } : { type, loc, msg, input: input ?? null };
+  // A field that is absent fails whatever rule it has (a literal, an enum) as Pydantic says it:
+  // missing, with the object it is missing from as the input.
+  if (input === undefined && path.length > 0 && issue.code !== "custom") {
+    return { type: "missing", loc, msg: "Field required", input: parentOf(source, path) };
+  }
 
   switch (issue.code) {
     case "invalid_type": {

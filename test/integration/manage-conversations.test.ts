@@ -127,6 +127,30 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     expect([bad.status, errorCode(bad)]).toEqual([422, "invalid_argument"]);
   });
 
+  it("refuses a reversed range and days or times that do not exist: a 422 naming the field", async () => {
+    const refusals: [query: string, field: string, type: string][] = [
+      ["?from=2026-11-22&to=2026-11-21", "from", "value_error"],
+      ["?from=2026-11-21T12:00:00Z&to=2026-11-21T11:59:59Z", "from", "value_error"],
+      ["?from=2026-13-01", "from", "datetime_from_date_parsing"],
+      ["?to=2026-02-30", "to", "datetime_from_date_parsing"],
+      ["?to=2025-02-29", "to", "datetime_from_date_parsing"],
+      ["?from=2026-11-21T24:00:00Z", "from", "datetime_from_date_parsing"],
+      ["?from=2026-11-21T12:60Z", "from", "datetime_from_date_parsing"],
+      ["?from=2026-00-10&to=2026-11-31", "from", "datetime_from_date_parsing"],
+    ];
+    for (const [query, field, type] of refusals) {
+      const refused = await list(query);
+      const fields = (
+        refused.body as { error?: { details?: { fields?: { loc: unknown[]; type: string }[] } } }
+      ).error?.details?.fields;
+      expect([query, refused.status, errorCode(refused)]).toEqual([query, 422, "invalid_argument"]);
+      expect([query, fields?.[0]?.loc, fields?.[0]?.type]).toEqual([query, ["query", field], type]);
+    }
+    // A range within one day, and a leap day, are fine.
+    expect((await list("?from=2026-11-21&to=2026-11-21T00:00:00Z")).status).toBe(200);
+    expect((await list("?from=2024-02-29&to=2024-02-29")).status).toBe(200);
+  });
+
   it("pages through every listing without skipping or repeating, whatever the page size", async () => {
     const expected = ids(await list("?limit=100"));
     for (const limit of [1, 2, 4]) expect(await everyPage("", limit)).toEqual(expected);

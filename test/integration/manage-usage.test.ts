@@ -190,4 +190,28 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
       expect([query, refused.status, errorCode(refused)]).toEqual([query, 422, "invalid_argument"]);
     }
   });
+
+  it("refuses days that do not exist (month 13, February 30): a 422 naming the field", async () => {
+    const refusals: [query: string, field: string][] = [
+      ["?to=2026-13-01", "to"],
+      ["?from=2026-13-01&to=2026-12-31", "from"],
+      ["?from=2026-02-30", "from"],
+      ["?from=2026-02-01&to=2026-02-30", "to"],
+      ["?to=2026-04-31", "to"],
+      ["?from=2026-00-01", "from"],
+    ];
+    for (const [query, field] of refusals) {
+      const refused = await usage(query);
+      const fields = (
+        refused.body as { error?: { details?: { fields?: { loc: unknown[]; type: string }[] } } }
+      ).error?.details?.fields;
+      expect([query, refused.status, errorCode(refused)]).toEqual([query, 422, "invalid_argument"]);
+      expect([query, fields?.[0]?.loc, fields?.[0]?.type]).toEqual([
+        query,
+        ["query", field],
+        "date_from_datetime_parsing",
+      ]);
+    }
+    expect((await usage("?from=2024-02-29&to=2024-02-29")).status).toBe(200);
+  });
 });

@@ -227,6 +227,26 @@ describe("sending a message: errors", () => {
     ]);
   });
 
+  it("reports an attachment without a type as missing, with the attachment as its input", async () => {
+    const conversationId = await newConversation(shop);
+
+    const response = await api.sendMessage(shop.apiKey, {
+      conversation_id: conversationId,
+      message: "see",
+      attachments: [{ url: "https://example.com/a.png" }],
+    });
+
+    expect(response.status).toBe(422);
+    expect(validationItems(response)).toEqual([
+      {
+        type: "missing",
+        loc: ["body", "attachments", 0, "type"],
+        msg: "Field required",
+        input: { url: "https://example.com/a.png" },
+      },
+    ]);
+  });
+
   it("validates attachment shapes and limits", async () => {
     const conversationId = await newConversation(shop);
     const send = (attachments: unknown, message = "x") =>

@@ -7,21 +7,19 @@ import { validationError } from "#functions/errors";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { toUsageDayView, usageDayView } from "#functions/http/manage-views";
 import { uuid } from "#functions/http/schemas";
+import { calendarDay, orderedRange } from "#functions/http/time-parameters";
 
 /** Days a report may span; counters are kept longer (USAGE_RETENTION_DAYS), so 90 days back always exist. */
 export const MAX_USAGE_DAYS = 366;
 const DEFAULT_USAGE_DAYS = 30;
 
-const day = (description: string) =>
-  z.optional(
-    z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/), z.describe(`${description} (UTC, YYYY-MM-DD).`)),
-  );
-
-const query = z.object({
-  from: day(`First day (default: ${DEFAULT_USAGE_DAYS - 1} days before \`to\`)`),
-  to: day("Last day, included (default: today)"),
-  chatbot_id: z.optional(uuid("Only this chatbot.")),
-});
+const query = z
+  .object({
+    from: z.optional(calendarDay(`First day (default: ${DEFAULT_USAGE_DAYS - 1} days before \`to\`)`)),
+    to: z.optional(calendarDay("Last day, included (default: today)")),
+    chatbot_id: z.optional(uuid("Only this chatbot.")),
+  })
+  .check(orderedRange());
 
 const totals = z.omit(usageDayView, { date: true, chatbot_id: true });
 

@@ -12,30 +12,23 @@ import {
   toConversationView,
 } from "#functions/http/manage-views";
 import { uuid } from "#functions/http/schemas";
+import { dayOrInstant, orderedRange } from "#functions/http/time-parameters";
 
-const instant = (description: string) =>
-  z.optional(
-    z
-      .string()
-      .check(
-        z.regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/),
-        z.describe(`${description} (YYYY-MM-DD or an ISO 8601 UTC time, e.g. 2026-11-21T12:00:00Z).`),
-      ),
-  );
-
-const query = z.object({
-  chatbot_id: z.optional(uuid("Only this chatbot's conversations.")),
-  contact_id: z.optional(uuid("Only this contact's conversations.")),
-  external_id: z.optional(
-    z
-      .string()
-      .check(z.minLength(1), z.maxLength(255), z.describe("Only conversations with this external id.")),
-  ),
-  status: z.optional(conversationStatus.check(z.describe("Only conversations in this status."))),
-  from: instant("Last activity at or after"),
-  to: instant("Last activity at or before (a date: the whole day)"),
-  ...pageQuery,
-});
+const query = z
+  .object({
+    chatbot_id: z.optional(uuid("Only this chatbot's conversations.")),
+    contact_id: z.optional(uuid("Only this contact's conversations.")),
+    external_id: z.optional(
+      z
+        .string()
+        .check(z.minLength(1), z.maxLength(255), z.describe("Only conversations with this external id.")),
+    ),
+    status: z.optional(conversationStatus.check(z.describe("Only conversations in this status."))),
+    from: z.optional(dayOrInstant("Last activity at or after")),
+    to: z.optional(dayOrInstant("Last activity at or before (a date: the whole day)")),
+    ...pageQuery,
+  })
+  .check(orderedRange());
 
 const response = z.object({
   conversations: z.array(conversationView).check(z.describe("Most recent activity first.")),

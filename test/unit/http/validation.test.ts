@@ -25,6 +25,21 @@ describe("toValidationItems", () => {
     expect(itemsFor(input)).toEqual([{ type: "missing", loc: ["body", "id"], msg: "Field required", input }]);
   });
 
+  it("reports an absent literal field as missing, with the object it is missing from", () => {
+    const literal = z.object({ items: z.array(z.object({ type: z.literal("image"), url: z.string() })) });
+    const input = { items: [{ url: "https://example.com/a.png" }] };
+    const result = literal.safeParse(input, { reportInput: true });
+    if (result.success) throw new Error("expected failure");
+    expect(toValidationItems("body", result.error.issues, input)).toEqual([
+      {
+        type: "missing",
+        loc: ["body", "items", 0, "type"],
+        msg: "Field required",
+        input: { url: "https://example.com/a.png" },
+      },
+    ]);
+  });
+
   it("maps each kind of failure to Pydantic's type, message and context", () => {
     const items = itemsFor({
       id: "123",
