@@ -13,6 +13,7 @@
  *         the person's only one: a Query first); no membership → the operator grant (operators
  *         act as an admin of any organization they name); neither → "organization not found";
  *       operator routes → the operator grant; none → forbidden;
+ *       (a refusal of these two kinds takes its token from the person's own item, so it is metered);
  *       `signedIn` routes (`/manage/me`) → the person's own item (created on first sight).
  * No read-modify-write: the write's condition is the check, and a refused write returns nothing
  * taken.
@@ -22,7 +23,7 @@ import { AccessTokenRejected, type AccessTokenVerifier } from "#functions/domain
 import { API_KEY_PREFIX } from "#functions/domain/api-keys";
 import { authenticate, bearerToken, RATE_PERIOD_MS } from "#functions/domain/authentication";
 import type { DomainContext } from "#functions/domain/context";
-import { type BucketPolicy, takeToken } from "#functions/domain/token-bucket";
+import { type BucketPolicy, type BucketState, takeToken } from "#functions/domain/token-bucket";
 import type { ManageVerdict } from "#functions/http/manage-context";
 import { canonicalUuid } from "#functions/http/validation";
 import { entities, type Key, keys, prefixes, records } from "#functions/store/items";
@@ -90,7 +91,11 @@ export async function decideManageAccess(
     case "operator": {
       const taken = await takePersonToken(ctx, keys.operatorGrant(userId));
       if (taken.kind === "absent")
-        return { outcome: "forbidden", message: "Only platform operators may do this" };
+        return refusedWithToken(ctx, userId, (rate) => ({
+          outcome: "forbidden",
+          message: "Only platform operators may do this",
+          rate,
+        }));
       return taken.kind === "limited"
         ? { outcome: "rate_limited", principal, rate: taken.rate, retryAfter: taken.retryAfter }
         : { outcome: "allowed", principal, role: "operator", rate: taken.rate };
@@ -100,11 +105,15 @@ export async function decideManageAccess(
       let organizationId = organizationIdOf(request.organizationHeader);
       if (!organizationId) {
         const memberships = await membershipsOf(ctx, userId);
-        if (memberships.length !== 1)
-          return { outcome: "organization_required", memberships: memberships.length };
-        organizationId = memberships[0];
+        organizationId = memberships.length === 1 ? memberships[0] : undefined;
+        if (!organizationId) {
+          return refusedWithToken(ctx, userId, (rate) => ({
+            outcome: "organization_required",
+            memberships: memberships.length,
+            rate,
+          }));
+        }
       }
-      if (!organizationId) return { outcome: "organization_required", memberships: 0 };
       const member = await takePersonToken(ctx, keys.membership(userId, organizationId));
       if (member.kind === "limited")
         return { outcome: "rate_limited", principal, rate: member.rate, retryAfter: member.retryAfter };
@@ -113,7 +122,8 @@ export async function decideManageAccess(
         return { outcome: "allowed", principal, organizationId, role, rate: member.rate };
       }
       const operator = await takePersonToken(ctx, keys.operatorGrant(userId));
-      if (operator.kind === "absent") return { outcome: "organization_not_found" };
+      if (operator.kind === "absent")
+        return refusedWithToken(ctx, userId, (rate) => ({ outcome: "organization_not_found", rate }));
       if (operator.kind === "limited")
         return { outcome: "rate_limited", principal, rate: operator.rate, retryAfter: operator.retryAfter };
       return {
@@ -157,7 +167,7 @@ async function keyAccess(ctx: DomainContext, request: ManageRequest): Promise<Ma
       }
       const named = organizationIdOf(request.organizationHeader);
       if (named !== undefined && named !== outcome.organizationId)
-        return { outcome: "organization_not_found" };
+        return { outcome: "organization_not_found", rate: outcome.rate };
       return {
         outcome: "allowed",
         principal: { kind: "key", keyId: outcome.keyId },
@@ -167,6 +177,30 @@ async function keyAccess(ctx: DomainContext, request: ManageRequest): Promise<Ma
       };
     }
   }
+}
+
+/**
+ * A person's request that no membership or grant answers for (an organization they are not in, an
+ * operator route) is still metered: its token comes from the person's own bucket (the one `GET
+ * /manage/me` takes from), so probing organizations is rate-limited like any request, and the
+ * refusal carries the bucket's headers. An empty bucket makes it a 429 instead.
+ */
+async function refusedWithToken(
+  ctx: DomainContext,
+  userId: string,
+  refusal: (rate: BucketState) => ManageVerdict,
+): Promise<ManageVerdict> {
+  const taken = await takePersonToken(ctx, keys.person(userId), { upsert: userId });
+  if (taken.kind === "absent") return { outcome: "error" };
+  if (taken.kind === "limited") {
+    return {
+      outcome: "rate_limited",
+      principal: { kind: "user", userId },
+      rate: taken.rate,
+      retryAfter: taken.retryAfter,
+    };
+  }
+  return refusal(taken.rate);
 }
 
 /** Up to two of the person's organizations: enough to tell "exactly one" from "none" and "several". */

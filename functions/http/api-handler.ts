@@ -366,15 +366,9 @@ function rateLimitHeaders(verdict: AuthorizerContext | undefined, status: number
   return headers;
 }
 
-/** The same headers for a management caller with a bucket (also on its 403s after a token was taken). */
+/** The same headers for a management caller whose request took a token (refusals included: 403, 404, 422). */
 function manageRateLimitHeaders(verdict: ManageVerdict): Record<string, string> {
-  const rate =
-    verdict.outcome === "allowed" ||
-    verdict.outcome === "rate_limited" ||
-    verdict.outcome === "subscription_inactive" ||
-    verdict.outcome === "forbidden"
-      ? verdict.rate
-      : undefined;
+  const rate = "rate" in verdict ? verdict.rate : undefined;
   if (!rate) return {};
   const headers: Record<string, string> = {
     "x-ratelimit-limit": String(rate.limit),

@@ -37,10 +37,10 @@ export type ManageVerdict =
   /** A valid caller whose role or key scope does not reach this route (`rate` when a token was taken). */
   | { outcome: "forbidden"; message: string; rate?: BucketState }
   | { outcome: "subscription_inactive"; rate: BucketState }
-  /** The organization named is unknown, or the caller is no member of it: the same answer. */
-  | { outcome: "organization_not_found" }
+  /** The organization named is unknown, or the caller is no member of it: the same answer (`rate` when a token was taken). */
+  | { outcome: "organization_not_found"; rate?: BucketState }
   /** A person in several (or no) organizations must name one with X-Organization-Id. */
-  | { outcome: "organization_required"; memberships: number }
+  | { outcome: "organization_required"; memberships: number; rate?: BucketState }
   /** The table or the user pool's keys did not answer in time: a 503 the caller may retry. */
   | { outcome: "unavailable" }
   | { outcome: "error" };
@@ -76,8 +76,9 @@ export function toManageContext(verdict: ManageVerdict): Flat {
     case "subscription_inactive":
       return { outcome: "subscription_inactive", ...rate(verdict.rate) };
     case "organization_required":
-      return { outcome: "organization_required", memberships: verdict.memberships };
+      return { outcome: "organization_required", memberships: verdict.memberships, ...rate(verdict.rate) };
     case "organization_not_found":
+      return { outcome: "organization_not_found", ...rate(verdict.rate) };
     case "unavailable":
     case "error":
       return { outcome: verdict.outcome };
@@ -159,9 +160,18 @@ export function readManageContext(raw: unknown): ManageVerdict | undefined {
       const rate = rateOf(context);
       return rate ? { outcome: "subscription_inactive", rate } : undefined;
     }
-    case "organization_required":
-      return { outcome: "organization_required", memberships: count(context.memberships) ?? 0 };
-    case "organization_not_found":
+    case "organization_required": {
+      const rate = rateOf(context);
+      return {
+        outcome: "organization_required",
+        memberships: count(context.memberships) ?? 0,
+        ...(rate ? { rate } : {}),
+      };
+    }
+    case "organization_not_found": {
+      const rate = rateOf(context);
+      return { outcome: "organization_not_found", ...(rate ? { rate } : {}) };
+    }
     case "unavailable":
     case "error":
       return { outcome: context.outcome };

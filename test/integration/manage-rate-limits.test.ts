@@ -40,6 +40,54 @@ describe.runIf(hasIdentity)("rate limits of the management API", () => {
     await updateOrganization(domain(), tenant.organizationId, { rateLimit: 100 });
   });
 
+  it("meters a 404 organization_not_found like any request: it takes a token and carries the headers", async () => {
+    const [tenant, other] = await Promise.all([seedManagedTenant({ rateLimit: 5 }), seedManagedTenant()]);
+    const { key } = await seedKey(tenant.organizationId, "manage");
+    const answers = [];
+    for (let i = 0; i < 6; i++) {
+      answers.push(await manage("GET", "/manage/chatbots", { as: key, organization: other.organizationId }));
+    }
+    expect(answers.map((answer) => [answer.status, errorCode(answer)])).toEqual([
+      ...Array.from({ length: 5 }, () => [404, "organization_not_found"]),
+      [429, "rate_limited"],
+    ]);
+    expect(answers.map((answer) => answer.headers.get("x-ratelimit-remaining"))).toEqual([
+      "4",
+      "3",
+      "2",
+      "1",
+      "0",
+      "0",
+    ]);
+    for (const answer of answers) {
+      expect(answer.headers.get("x-ratelimit-limit")).toBe("5");
+      expect(Number(answer.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 - 1);
+    }
+
+    // A person naming an organization they are not in, or none when they have several: the token
+    // comes from their own bucket, and the refusal says so.
+    const person = tenant.viewer;
+    await addMembership(person, other.organizationId, "viewer");
+    const stranger = await seedManagedTenant();
+    const refusals = [
+      await manage("GET", "/manage/chatbots", { as: person.token, organization: stranger.organizationId }),
+      await manage("GET", "/manage/chatbots", { as: person.token }),
+      await manage("GET", "/manage/organizations", { as: person.token }),
+      await manage("GET", "/manage/chatbots", { as: person.token, organization: stranger.organizationId }),
+    ];
+    expect(refusals.map((answer) => [answer.status, errorCode(answer)])).toEqual([
+      [404, "organization_not_found"],
+      [422, "invalid_argument"],
+      [403, "forbidden"],
+      [404, "organization_not_found"],
+    ]);
+    const remaining = refusals.map((answer) => Number(answer.headers.get("x-ratelimit-remaining")));
+    for (const answer of refusals) {
+      expect(answer.headers.get("x-ratelimit-limit")).toBe(String(MANAGEMENT_RATE_LIMIT));
+    }
+    expect(remaining[3]).toBeLessThan(remaining[0] ?? 0);
+  });
+
   it("gives each person a bucket per organization: a burst over it is refused, the other organization still answers", async () => {
     const [home, other] = await Promise.all([seedManagedTenant(), seedManagedTenant()]);
     await addMembership(home.admin, other.organizationId, "viewer");

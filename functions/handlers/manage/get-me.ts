@@ -44,7 +44,7 @@ export const contract = {
   auth: "manage",
   access: "signedIn",
   response,
-  errors: [401, 403, 429, 500, 503],
+  errors: [401, 403, 404, 429, 500, 503],
 } as const satisfies RouteContract<"manage", undefined, undefined, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();

@@ -40,7 +40,9 @@ const verdicts: ManageVerdict[] = [
   { outcome: "forbidden", message: "scope chat", rate },
   { outcome: "subscription_inactive", rate },
   { outcome: "organization_not_found" },
+  { outcome: "organization_not_found", rate },
   { outcome: "organization_required", memberships: 2 },
+  { outcome: "organization_required", memberships: 0, rate },
   { outcome: "error" },
 ];
 

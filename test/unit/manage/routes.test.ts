@@ -47,3 +47,36 @@ describe("the management routes", () => {
     expect(manageRouteFor("$default")).toBeUndefined();
   });
 });
+
+/**
+ * What the layers before a handler's own code can answer, route by route: the key or access token
+ * check, the role, the organization named, the bucket, validation. A status the document leaves out
+ * is one a generated client does not expect.
+ */
+function statusesBeforeTheHandler(route: (typeof routes)[number], contract: RouteContract): number[] {
+  // /ping and /openapi.json count a key sent along but never refuse: always 200.
+  if (contract.auth === "none" || contract.auth === "countApiKey") return [];
+  const statuses = [401, 403, 429, 500, 503];
+  // A manage key may name another organization (404) on any route it may call; a person on an
+  // organization's route may name one they are not in (404), or none while in several (422).
+  if (route.auth === "manage" && route.access !== "operator") statuses.push(404);
+  if (route.access === "viewer" || route.access === "admin") statuses.push(422);
+  if (contract.body || contract.query || contract.path || contract.idempotent) statuses.push(422);
+  // A path names something of the organization, which may not exist (or be another's).
+  if (contract.path) statuses.push(404);
+  return [...new Set(statuses)].sort();
+}
+
+describe("the documented error statuses", () => {
+  it("include every status the authorizers, the role check and validation can answer on that route", async () => {
+    const missing: string[] = [];
+    for (const route of routes) {
+      const contract = await contractOf(route.entry);
+      const absent = statusesBeforeTheHandler(route, contract).filter(
+        (status) => !contract.errors.includes(status),
+      );
+      if (absent.length > 0) missing.push(`${route.method} ${route.path}: ${absent.join(", ")}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
