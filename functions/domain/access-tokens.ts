@@ -1,7 +1,8 @@
 /**
  * Verifies the console's Cognito access tokens with AWS's own `aws-jwt-verify`: the signature
  * against the user pool's published keys (JWKS, fetched once per Lambda instance and on an unknown
- * key id), the issuer, the expiry, `token_use` = `access` and `client_id` = the console client.
+ * key id), the issuer, the expiry, `token_use` = `access` and `client_id` = the console client;
+ * and here, that the token has an expiry and an issue time that is not ahead of our clock.
  * Nothing here parses or checks a JWT by hand.
  *
  * One code path on AWS and locally: the issuer comes from the environment (on AWS
@@ -96,6 +97,25 @@ function reasonOf(error: JwtBaseError): string {
 const isInfrastructure = (error: unknown): boolean =>
   error instanceof FetchError || error instanceof JwksValidationError;
 
+/** How far a token's issue time may lie ahead of our clock (clocks differ a little). */
+export const ISSUED_AT_SKEW_SECONDS = 60;
+/** The longest access token a Cognito user pool issues (its validity is 5 minutes to 1 day). */
+export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 3_600;
+
+/**
+ * What aws-jwt-verify leaves to the caller: it checks `exp` only when a token has one, and never
+ * looks at `iat`. A pool always sets both, so a token without them, issued in the future, or
+ * living longer than a pool's tokens can, was not made by the pool's own process.
+ */
+function checkTimes(issuedAt: unknown, expiresAt: unknown, now: number): void {
+  if (typeof expiresAt !== "number" || !Number.isFinite(expiresAt))
+    throw new AccessTokenRejected("no_expiry");
+  if (typeof issuedAt !== "number" || !Number.isFinite(issuedAt))
+    throw new AccessTokenRejected("no_issued_at");
+  if (issuedAt > now + ISSUED_AT_SKEW_SECONDS) throw new AccessTokenRejected("issued_in_future");
+  if (expiresAt - issuedAt > MAX_TOKEN_LIFETIME_SECONDS) throw new AccessTokenRejected("lifetime");
+}
+
 export function createAccessTokenVerifier(settings: AccessTokenSettings): AccessTokenVerifier {
   const verifier = JwtVerifier.create(
     {
@@ -103,6 +123,7 @@ export function createAccessTokenVerifier(settings: AccessTokenSettings): Access
       // Cognito access tokens carry no `aud`; the client is in `client_id`, checked below.
       audience: null,
       customJwtCheck: ({ payload }) => {
+        checkTimes(payload.iat, payload.exp, Date.now() / 1000);
         if (payload.token_use !== "access") throw new AccessTokenRejected("token_use");
         if (payload.client_id !== settings.clientId) throw new AccessTokenRejected("client_id");
         if (typeof payload.sub !== "string" || payload.sub === "") throw new AccessTokenRejected("sub");

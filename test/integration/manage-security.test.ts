@@ -169,6 +169,14 @@ describe.runIf(hasIdentity)("security of every management route", () => {
       expectRefusedEverywhere(await everyRoute(mintToken(claims)), 401, "unauthenticated");
     });
 
+    it("refuses a token without an expiry, or issued in the future", async () => {
+      const { exp: _exp, ...noExpiry } = accessClaims(tenant.admin.userId);
+      expectRefusedEverywhere(await everyRoute(mintToken(noExpiry)), 401, "unauthenticated");
+      const yearAhead = Math.floor(Date.now() / 1000) + 365 * 86_400;
+      const future = { ...accessClaims(tenant.admin.userId), iat: yearAhead, exp: yearAhead + 3600 };
+      expectRefusedEverywhere(await everyRoute(mintToken(future)), 401, "unauthenticated");
+    });
+
     it("refuses a token of another app client of the same pool", async () => {
       expectRefusedEverywhere(await everyRoute(otherClientToken), 401, "unauthenticated");
       const minted = mintToken({ ...accessClaims(tenant.admin.userId), client_id: "someoneelsesclient" });

@@ -101,11 +101,24 @@ describe("console access tokens", () => {
       ],
       [sign(claims(), { alg: "HS256" }), "algorithm"],
       ["not.a.jwt", "malformed"],
+      // Signed by the pool's key, but not as the pool signs: no expiry, no issue time, issued a
+      // year (or just over a minute) ahead, or living longer than a pool's tokens can.
+      [sign(claims({ exp: undefined })), "no_expiry"],
+      [sign(claims({ exp: "never" })), "malformed"],
+      [sign(claims({ iat: undefined })), "no_issued_at"],
+      [sign(claims({ iat: now + 365 * 86_400, exp: now + 365 * 86_400 + 600 })), "issued_in_future"],
+      [sign(claims({ iat: now + 120 })), "issued_in_future"],
+      [sign(claims({ iat: now - 60, exp: now + 10 * 365 * 86_400 })), "lifetime"],
     ];
     for (const [token, reason] of cases) {
       const got = await rejection(token);
       expect([reason, got]).toEqual([reason, Array.isArray(reason) && reason.includes(got) ? got : reason]);
     }
+  });
+
+  it("accepts an issue time a few seconds ahead of our clock (clocks differ a little)", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await verifier.verify(sign(claims({ iat: now + 30 })))).toEqual({ userId: "user-1" });
   });
 
   it("rejects a key id the pool does not publish, without fetching its keys on every such token", async () => {
