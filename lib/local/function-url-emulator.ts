@@ -22,7 +22,13 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
-import { buildEvent, type EmulatedFunction, type LambdaContext, readBody } from "./http-api-emulator.ts";
+import {
+  buildEvent,
+  type EmulatedFunction,
+  type LambdaContext,
+  readBody,
+  requestTarget,
+} from "./http-api-emulator.ts";
 
 const STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
 const PRELUDE_CONTENT_TYPE = "application/vnd.awslambda.http-integration-response";
@@ -106,7 +112,7 @@ export async function startFunctionUrlEmulator(options: FunctionUrlOptions): Pro
     } catch {
       return fail(res, 413, "Request must be smaller than 6291456 bytes for the InvokeFunction operation");
     }
-    const url = new URL(req.url ?? "/", "http://function-url");
+    const url = requestTarget(req.url ?? "/");
     const requestId = randomUUID();
     const event = buildEvent({
       req,
@@ -181,12 +187,14 @@ export async function startFunctionUrlEmulator(options: FunctionUrlOptions): Pro
 
 type StreamingHandler = (event: unknown, stream: Writable, context: LambdaContext) => Promise<unknown>;
 
+/** An answer of Lambda's own (the function's code never ran, or failed before writing), with Lambda's request id header. */
 function fail(res: ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.destroy();
   const body = JSON.stringify({ Message: message });
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(body)),
+    "x-amzn-requestid": randomUUID(),
   });
   res.end(body);
 }

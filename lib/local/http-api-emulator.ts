@@ -25,6 +25,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { matchPath } from "../route-matching.ts";
 
 export type LambdaFunction = (event: unknown, context: LambdaContext) => unknown;
@@ -96,6 +97,7 @@ export interface RunningEmulator {
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const MAX_LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
 const MAX_REQUEST_HEAD_BYTES = 10_240;
+const NODE_MAX_HEADER_BYTES = 64 * 1024;
 const AUTHORIZER_TIMEOUT_MS = 10_000;
 const TEXT_CONTENT_TYPES = /^(text\/|application\/json|application\/xml|application\/javascript)/i;
 
@@ -122,7 +124,10 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
   const authorizerCache = new Map<string, { context: unknown; until: number }>();
   const integrationTimeoutMs = Math.min(options.integrationTimeoutMs ?? 30_000, 30_000);
 
-  const server = createServer((req, res) => {
+  // Node's own limit on a request's head (16 KB) would answer a bare 431 before the gateway's own
+  // check (10,240 bytes) runs; a higher one leaves that answer to the emulator, and a request even
+  // beyond it still gets the gateway's body (clientError below).
+  const server = createServer({ maxHeaderSize: NODE_MAX_HEADER_BYTES }, (req, res) => {
     const requestId = gatewayRequestId();
     handle(req, requestId)
       .then((response) => send(res, requestId, response))
@@ -140,18 +145,20 @@ export async function startHttpApiEmulator(options: EmulatorOptions): Promise<Ru
       });
   });
 
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => answerMalformed(error, socket));
+
   async function handle(req: IncomingMessage, requestId: string): Promise<GatewayResponse> {
-    const body = await readBody(req);
-    const url = new URL(req.url ?? "/", "http://emulator");
     const method = (req.method ?? "GET").toUpperCase();
     const head = `${method} ${req.url ?? "/"} HTTP/1.1\r\n${req.rawHeaders.join("")}`;
     if (Buffer.byteLength(head) + req.rawHeaders.length * 2 > MAX_REQUEST_HEAD_BYTES)
       throw gateway.headersTooLarge();
+    const body = await readBody(req);
+    const url = requestTarget(req.url ?? "/");
 
     const matched = options.routes
       .map((route) => ({
         route,
-        params: route.method === method ? matchPath(route.path, url.pathname) : undefined,
+        params: route.method === method ? matchPath(route.path, url.path) : undefined,
       }))
       .filter((candidate) => candidate.params !== undefined)
       .sort((a, b) => Number(a.route.path.includes("{")) - Number(b.route.path.includes("{")))[0];
@@ -286,9 +293,33 @@ export interface Payload {
   isBase64Encoded: boolean;
 }
 
+/**
+ * A request target as sent: its path and query, raw. API Gateway routes on the path as sent and
+ * hands it over as `rawPath`; it does not resolve dot segments, encoded (`%2e%2e`) or not, where a
+ * WHATWG URL parser would (`/api/%2e%2e/ping` is `/ping` to `new URL`, and an unknown path to the
+ * gateway). An absolute-form target (`http://host/path`) is reduced to its path.
+ */
+export function requestTarget(target: string): RequestTarget {
+  let rest = target;
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(rest);
+  if (origin) rest = rest.slice(origin[0].length);
+  const fragment = rest.indexOf("#");
+  if (fragment >= 0) rest = rest.slice(0, fragment);
+  const mark = rest.indexOf("?");
+  const path = mark >= 0 ? rest.slice(0, mark) : rest;
+  return { path: path.startsWith("/") ? path : `/${path}`, query: mark >= 0 ? rest.slice(mark + 1) : "" };
+}
+
+export interface RequestTarget {
+  /** The path as sent (percent-encoding and dot segments kept). */
+  path: string;
+  /** The query string as sent, without its `?`. */
+  query: string;
+}
+
 export function buildEvent(input: {
   req: IncomingMessage;
-  url: URL;
+  url: RequestTarget;
   method: string;
   body: Buffer;
   routeKey: string;
@@ -309,7 +340,7 @@ export function buildEvent(input: {
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams)
+  for (const [name, value] of new URLSearchParams(url.query))
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const host = headers.host ?? "localhost";
   const now = new Date();
@@ -318,8 +349,8 @@ export function buildEvent(input: {
   const event: Payload = {
     version: "2.0",
     routeKey: input.routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: url.path,
+    rawQueryString: url.query,
     headers,
     requestContext: {
       accountId: "123456789012",
@@ -328,7 +359,7 @@ export function buildEvent(input: {
       domainPrefix: host.split(".")[0] ?? host,
       http: {
         method,
-        path: url.pathname,
+        path: url.path,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, "") ?? "127.0.0.1",
         userAgent: headers["user-agent"] ?? "",
@@ -462,6 +493,22 @@ export async function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES):
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * A request Node cannot parse (its head beyond even Node's limit, a malformed request line) gets
+ * the gateway's own answer too: 431 or 400 with a `{"message"}` body and an `apigw-requestid`,
+ * never a bare status line.
+ */
+function answerMalformed(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || error.code === "ECONNRESET") return void socket.destroy();
+  const failure =
+    error.code === "HPE_HEADER_OVERFLOW" ? gateway.headersTooLarge() : new GatewayError(400, "Bad Request");
+  const body = JSON.stringify({ message: failure.body });
+  const reason = failure.status === 431 ? "Request Header Fields Too Large" : "Bad Request";
+  socket.end(
+    `HTTP/1.1 ${failure.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\napigw-requestid: ${gatewayRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 function send(res: ServerResponse, requestId: string, response: GatewayResponse): void {

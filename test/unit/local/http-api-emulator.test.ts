@@ -310,3 +310,112 @@ describe("the Lambda authorizer", () => {
     expect(invoked).toBe(3);
   });
 });
+
+/** One request sent exactly as given (path as is, raw headers): what curl --path-as-is sends. */
+function rawRequest(
+  baseUrl: string,
+  options: { path: string; method?: string; headers?: Record<string, string>; body?: Buffer },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: options.path,
+        method: options.method ?? "GET",
+        headers: options.headers,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    // The server may answer (413, 431) before it has read everything sent.
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE" && error.code !== "ECONNRESET") reject(error);
+    });
+    req.end(options.body);
+  });
+}
+
+describe("paths as sent", () => {
+  it("does not resolve dot segments, encoded or not: they reach no route but $default, raw", async () => {
+    const api = await emulator({
+      routes: [{ method: "GET", path: "/ping", fn: echo, authorized: false }],
+      defaultRoute: echo,
+    });
+
+    for (const path of ["/api/%2e%2e/ping", "/api/%2E%2E/ping", "/api/../ping", "/api/./../ping"]) {
+      const answer = await rawRequest(api.baseUrl, { path });
+      const event = JSON.parse(answer.text) as EchoedEvent;
+      expect([path, event.routeKey, event.rawPath]).toEqual([path, "$default", path]);
+    }
+    const direct = JSON.parse((await rawRequest(api.baseUrl, { path: "/ping?a=%2e" })).text) as EchoedEvent;
+    expect([direct.routeKey, direct.rawQueryString]).toEqual(["GET /ping", "a=%2e"]);
+  });
+});
+
+describe("the gateway's own limits", () => {
+  const expectGatewayAnswer = (
+    answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string },
+    status: number,
+    message: string,
+  ) => {
+    expect([answer.status, JSON.parse(answer.text)]).toEqual([status, { message }]);
+    expect(answer.headers["content-type"]).toBe("application/json");
+    // The gateway's answers carry its request id, as every answer of the API does (X-Request-Id
+    // holds the same id where the service's own code answers); no function ran to add more.
+    expect(answer.headers["apigw-requestid"]).toMatch(/^[A-Za-z0-9]{13}=$/);
+    expect(answer.headers["x-request-id"]).toBeUndefined();
+  };
+
+  it("answers a request head over 10,240 bytes with 431 and the gateway's body, however large", async () => {
+    let invoked = 0;
+    const api = await emulator({
+      routes: [
+        {
+          method: "GET",
+          path: "/x",
+          fn: fn(() => {
+            invoked += 1;
+            return { statusCode: 200, body: "ok" };
+          }),
+          authorized: false,
+        },
+      ],
+    });
+    // Just over the gateway's limit, over Node's own default (16 KB), and over the emulator's parser limit.
+    for (const size of [11_000, 20_000, 100_000]) {
+      const answer = await rawRequest(api.baseUrl, { path: "/x", headers: { "x-big": "a".repeat(size) } });
+      expectGatewayAnswer(answer, 431, "Request Header Fields Too Large");
+    }
+    expect(invoked).toBe(0);
+    expect(
+      (await rawRequest(api.baseUrl, { path: "/x", headers: { "x-big": "a".repeat(9_000) } })).status,
+    ).toBe(200);
+  });
+
+  it("answers a body over the Lambda payload (6 MB) or the gateway's (10 MB) with 413 and the gateway's body", async () => {
+    const api = await emulator({ routes: [{ method: "POST", path: "/x", fn: echo, authorized: false }] });
+    for (const size of [7 * 1024 * 1024, 11 * 1024 * 1024]) {
+      const answer = await rawRequest(api.baseUrl, {
+        path: "/x",
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: Buffer.alloc(size, 97),
+      });
+      expectGatewayAnswer(answer, 413, "Request Entity Too Large");
+    }
+  });
+
+  it("hands the function the request id its answer's apigw-requestid carries", async () => {
+    const api = await emulator({ routes: [{ method: "GET", path: "/x", fn: echo, authorized: false }] });
+    const answer = await rawRequest(api.baseUrl, { path: "/x" });
+    const event = JSON.parse(answer.text) as { requestContext: { requestId: string } };
+    expect(event.requestContext.requestId).toBe(answer.headers["apigw-requestid"]);
+  });
+});
