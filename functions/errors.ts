@@ -90,6 +90,7 @@ const catalogue = {
   member_not_found: { status: 404, detail: "Member not found" },
   api_key_not_found: { status: 404, detail: "API key not found" },
   tool_not_found: { status: 404, detail: "Tool not found" },
+  contact_not_found: { status: 404, detail: "Contact not found" },
   knowledge_entry_not_found: { status: 404, detail: "Knowledge entry not found" },
   knowledge_source_not_found: { status: 404, detail: "Knowledge source not found" },
   webhook_endpoint_not_found: { status: 404, detail: "Webhook endpoint not found" },

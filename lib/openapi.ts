@@ -184,6 +184,11 @@ const tags = [
     description: "The organization's conversations: filtered lists, transcripts, closing.",
   },
   {
+    name: "Management: contacts",
+    description:
+      "The people behind conversations: list, search by name, e-mail, phone or external id, and each one's conversations.",
+  },
+  {
     name: "Management: usage",
     description: "Usage per day and chatbot: messages, replies, fallbacks, look-ups, tokens.",
   },

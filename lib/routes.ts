@@ -86,6 +86,9 @@ const listing = ["dynamodb:Query", "dynamodb:BatchGetItem"] as const;
  */
 const transition = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"] as const;
 
+/** A conversation answer carries its contact: one batched read of the contacts (domain/contacts.ts). */
+const contactOfConversation = ["dynamodb:BatchGetItem"] as const;
+
 /**
  * Management routes deployed by the nested stack `stack`: the management authorizer, one Lambda
  * each, 256 MB unless it needs more.
@@ -116,7 +119,7 @@ function manageRoutesIn(stack: StackName) {
 
 /** The organization and access to it: the caller, organizations, members, API keys, usage, webhook endpoints. */
 const account = manageRoutesIn("ManageAccounts");
-/** Chatbots and what belongs to them: knowledge, tools, the console's conversation views. */
+/** Chatbots and what belongs to them: knowledge, tools, the console's conversation and contact views. */
 const chatbot = manageRoutesIn("ManageChatbots");
 
 /** The management API (`/manage/*`): what the console and programs with a manage key call. */
@@ -339,7 +342,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}",
     "viewer",
     "get-conversation",
-    ["dynamodb:GetItem", "dynamodb:Query"],
+    ["dynamodb:GetItem", "dynamodb:Query", ...contactOfConversation],
   ),
   chatbot(
     "ManageCloseConversation",
@@ -347,7 +350,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}/close",
     "admin",
     "close-conversation",
-    [...transition],
+    [...transition, ...contactOfConversation],
   ),
   chatbot(
     "ManageTakeOverConversation",
@@ -355,7 +358,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}/take-over",
     "admin",
     "take-over-conversation",
-    [...transition],
+    [...transition, ...contactOfConversation],
   ),
   chatbot(
     "ManageHandBackConversation",
@@ -363,7 +366,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}/hand-back",
     "admin",
     "hand-back-conversation",
-    [...transition],
+    [...transition, ...contactOfConversation],
   ),
   chatbot(
     "ManageReplyToConversation",
@@ -371,9 +374,17 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/conversations/{conversation_id}/reply",
     "admin",
     "reply-to-conversation",
-    [...transition],
+    [...transition, ...contactOfConversation],
   ),
   account("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
+  chatbot("ManageListContacts", "GET", "/manage/contacts", "viewer", "list-contacts", [
+    "dynamodb:Query",
+    "dynamodb:BatchGetItem",
+  ]),
+  chatbot("ManageGetContact", "GET", "/manage/contacts/{contact_id}", "viewer", "get-contact", [
+    "dynamodb:GetItem",
+    ...listing,
+  ]),
   account(
     "ManageListWebhookEndpoints",
     "GET",
@@ -455,8 +466,9 @@ export const publicRoutes: readonly RouteDefinition[] = [
     entry: "functions/handlers/create-conversation.ts",
     memoryMb: 512,
     timeoutSeconds: 10,
-    // TransactWriteItems needs the actions of its parts: ConditionCheckItem, UpdateItem, PutItem.
-    table: ["dynamodb:ConditionCheckItem", ...idempotency],
+    // GetItem: the contact named, read first. TransactWriteItems needs the actions of its parts:
+    // ConditionCheckItem, UpdateItem, PutItem, and DeleteItem (a changed contact's old search terms).
+    table: ["dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", ...idempotency],
   },
   {
     id: "SendMessage",
@@ -492,7 +504,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     entry: "functions/handlers/get-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
-    table: ["dynamodb:GetItem"],
+    table: ["dynamodb:GetItem", ...contactOfConversation],
   },
   {
     id: "ListConversations",
@@ -515,7 +527,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     entry: "functions/handlers/handoff-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
-    table: [...transition],
+    table: [...transition, ...contactOfConversation],
   },
   {
     id: "CloseConversation",
@@ -526,7 +538,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     entry: "functions/handlers/close-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
-    table: [...transition],
+    table: [...transition, ...contactOfConversation],
   },
   {
     id: "GetMe",

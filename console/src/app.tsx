@@ -20,6 +20,7 @@ import {
 } from "./lib/workspace.ts";
 import { ApiSettingsPage } from "./pages/api-settings.tsx";
 import { ChatbotPage, ChatbotsPage, NewChatbotPage } from "./pages/chatbots.tsx";
+import { ContactDetailPage, ContactsPage } from "./pages/contacts.tsx";
 import { ConversationPage, ConversationsPage } from "./pages/conversations.tsx";
 import { InboxPage } from "./pages/inbox.tsx";
 import { MembersPage } from "./pages/members.tsx";
@@ -59,6 +60,8 @@ const pages: Page[] = [
   { pattern: "/conversations/:id", render: ({ id = "" }) => <ConversationPage conversationId={id} /> },
   { pattern: "/webhooks", render: () => <WebhooksPage /> },
   { pattern: "/webhooks/:id", render: ({ id = "" }) => <WebhookEndpointPage endpointId={id} /> },
+  { pattern: "/contacts", render: () => <ContactsPage /> },
+  { pattern: "/contacts/:id", render: ({ id = "" }) => <ContactDetailPage contactId={id} /> },
   { pattern: "/members", render: () => <MembersPage /> },
   { pattern: "/organizations", render: () => <OrganizationsPage /> },
 ];
@@ -81,6 +84,7 @@ const mainNavigation: NavEntry[] = [
     count: { value: () => (waitingCount.value === "0" ? "" : waitingCount.value), means: "waiting" },
   },
   { href: "/conversations", label: "Conversations", prefix: true },
+  { href: "/contacts", label: "Contacts", prefix: true },
   { href: "/chatbots", label: "Chatbots", prefix: true },
   { href: "/tools", label: "Tools" },
   { href: "/webhooks", label: "Webhooks", prefix: true },

@@ -16,11 +16,13 @@
  */
 import { createHash } from "node:crypto";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { getContact } from "#functions/domain/contacts";
 import type { DomainContext } from "#functions/domain/context";
 import { externalIdHash } from "#functions/domain/conversations";
 import { AppError } from "#functions/errors";
 import { batchGetItems } from "#functions/store/index-reads";
 import {
+  type ContactRecord,
   type ConversationRecord,
   type ConversationStatus,
   gsi1,
@@ -133,6 +135,22 @@ export async function listConversations(
     return linkedPage(ctx, input, partition, expected, cursor);
   }
   return indexPage(ctx, input, expected, cursor);
+}
+
+/** Conversations shown with a contact (GET /manage/contacts/{contact_id}); the rest via the listing. */
+export const CONTACT_CONVERSATIONS_SHOWN = 20;
+
+/** A contact of the organization (404 otherwise) with its most recent conversations, and the cursor for the rest. */
+export async function readContactWithConversations(
+  ctx: DomainContext,
+  organizationId: string,
+  contactId: string,
+): Promise<{ contact: ContactRecord; conversations: ConversationRecord[]; nextCursor: string | null }> {
+  const [contact, page] = await Promise.all([
+    getContact(ctx, organizationId, contactId),
+    listConversations(ctx, { organizationId, filters: { contactId }, limit: CONTACT_CONVERSATIONS_SHOWN }),
+  ]);
+  return { contact, conversations: page.conversations, nextCursor: page.nextCursor };
 }
 
 // ---------- through an index (organization or chatbot) ----------

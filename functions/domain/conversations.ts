@@ -1,16 +1,20 @@
 /**
  * Starting and closing conversations.
  *
- * Main course of `startConversation`: one transaction that (1) checks the chatbot exists in the
- * caller's organization, (2) creates the contact or updates it if it is already this
- * organization's, (3) puts the conversation (with its listing-index keys), (4) links it into its
- * contact's and its external id's lists. Either all of it happens or none: a 404 or 403 leaves
- * no stray contact or conversation behind. The refused action tells which error it is. With an
+ * Main course of `startConversation`: the contact is read (when an id is given: another
+ * organization's is a 403), then one transaction (1) creates the contact, or changes it, or counts
+ * the conversation on it, with its search index (domain/contacts.ts, the home of contacts), (2)
+ * checks the chatbot exists in the caller's organization, (3) puts the conversation (with its
+ * listing-index keys), (4) links it into its contact's and its external id's lists. Either all of
+ * it happens or none: a 404 or 403 leaves no stray contact or conversation behind. The refused
+ * action tells which error it is; a contact changed meanwhile is read again. With an
  * Idempotency-Key, the same transaction completes the key (its fence), so one key can only ever
  * create one conversation, however often its writes are retried or land late.
  */
 import { createHash, randomUUID } from "node:crypto";
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { withContactWrite } from "#functions/domain/contacts";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { changeStatus, type TransitionCause } from "#functions/domain/conversation-states";
@@ -18,7 +22,7 @@ import { newCursorSecret } from "#functions/domain/cursors";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, type TransactAction } from "#functions/store/conditions";
-import { type ConversationRecord, entities, items, keys, type TransitionActor } from "#functions/store/items";
+import { type ConversationRecord, items, keys, type TransitionActor } from "#functions/store/items";
 
 /** An external id is the caller's free text: its listing partition is keyed by its hash. */
 export function externalIdHash(externalId: string): string {
@@ -50,102 +54,75 @@ export async function startConversation(
   input: StartConversationInput,
 ): Promise<StartedConversation> {
   const now = isoTime(ctx.clock());
-  const contactId = input.contactId ?? randomUUID();
-  const conversation: ConversationRecord & { lastActivityAt: string } = {
-    conversationId: randomUUID(),
+  const conversationId = randomUUID();
+  const contactWrite = {
     organizationId: input.organizationId,
-    chatbotId: input.chatbotId,
-    contactId,
-    status: "open",
-    turns: 0,
-    createdAt: now,
-    lastActivityAt: now,
-    cursorSecret: newCursorSecret(),
-    ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
-    ...(input.test ? { test: true as const } : {}),
+    contactId: input.contactId,
+    details: { userName: input.userName, userEmail: input.userEmail, userPhone: input.userPhone },
+    externalId: input.externalId,
+    conversationStartedAt: now,
   };
-  const link = {
-    conversationId: conversation.conversationId,
-    organizationId: input.organizationId,
-    createdAt: now,
-  };
-
-  const contactFields: Record<string, string> = {
-    ...(input.userName === undefined ? {} : { userName: input.userName }),
-    ...(input.userEmail === undefined ? {} : { userEmail: input.userEmail }),
-    ...(input.userPhone === undefined ? {} : { userPhone: input.userPhone }),
-  };
-  const setContactFields = Object.keys(contactFields).map((field) => `#${field} = :${field}`);
-
-  const actions: TransactAction[] = [
-    {
-      ConditionCheck: {
-        TableName: ctx.db.tableName,
-        Key: keys.chatbot(input.organizationId, input.chatbotId),
-        ConditionExpression: "attribute_exists(PK)",
-      },
-    },
-    {
-      Update: {
-        TableName: ctx.db.tableName,
-        Key: keys.contact(contactId),
-        UpdateExpression: `SET ${[
-          "contactId = :contactId",
-          "organizationId = if_not_exists(organizationId, :org)",
-          "entity = :entity",
-          "createdAt = if_not_exists(createdAt, :now)",
-          "updatedAt = :now",
-          ...setContactFields,
-        ].join(", ")}`,
-        ConditionExpression: "attribute_not_exists(PK) OR organizationId = :org",
-        // DynamoDB refuses an empty names map, so it is only sent with contact fields to set.
-        ...(setContactFields.length > 0
-          ? {
-              ExpressionAttributeNames: Object.fromEntries(
-                Object.keys(contactFields).map((field) => [`#${field}`, field]),
-              ),
-            }
-          : {}),
-        ExpressionAttributeValues: {
-          ":contactId": contactId,
-          ":org": input.organizationId,
-          ":entity": entities.contact,
-          ":now": now,
-          ...Object.fromEntries(Object.entries(contactFields).map(([field, value]) => [`:${field}`, value])),
+  return withContactWrite(ctx, contactWrite, async (contact) => {
+    const conversation: ConversationRecord & { lastActivityAt: string } = {
+      conversationId,
+      organizationId: input.organizationId,
+      chatbotId: input.chatbotId,
+      contactId: contact.contactId,
+      status: "open",
+      turns: 0,
+      messageCount: 0,
+      visitorMessageCount: 0,
+      createdAt: now,
+      lastActivityAt: now,
+      cursorSecret: newCursorSecret(),
+      ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+      ...(input.test ? { test: true as const } : {}),
+    };
+    const link = { conversationId, organizationId: input.organizationId, createdAt: now };
+    const chatbotCheck = contact.actions.length;
+    const actions: TransactAction[] = [
+      // The contact's writes come first (domain/contacts.ts: a refusal there means "read it again").
+      ...contact.actions,
+      {
+        ConditionCheck: {
+          TableName: ctx.db.tableName,
+          Key: keys.chatbot(input.organizationId, input.chatbotId),
+          ConditionExpression: "attribute_exists(PK)",
         },
       },
-    },
-    {
-      Put: {
-        TableName: ctx.db.tableName,
-        Item: items.conversation(conversation),
-        ConditionExpression: "attribute_not_exists(PK)",
+      {
+        Put: {
+          TableName: ctx.db.tableName,
+          Item: items.conversation(conversation),
+          ConditionExpression: "attribute_not_exists(PK)",
+        },
       },
-    },
-    // The conversation's place in its contact's and its external id's lists (no index needed there).
-    { Put: { TableName: ctx.db.tableName, Item: items.contactConversation(contactId, link) } },
-    ...(input.externalId === undefined
-      ? []
-      : [
-          {
-            Put: {
-              TableName: ctx.db.tableName,
-              Item: items.externalConversation(externalIdHash(input.externalId), link),
+      // The conversation's place in its contact's and its external id's lists (no index needed there).
+      { Put: { TableName: ctx.db.tableName, Item: items.contactConversation(contact.contactId, link) } },
+      ...(input.externalId === undefined
+        ? []
+        : [
+            {
+              Put: {
+                TableName: ctx.db.tableName,
+                Item: items.externalConversation(externalIdHash(input.externalId), link),
+              },
             },
-          },
-        ]),
-  ];
-  const started = { conversationId: conversation.conversationId, contactId };
-  try {
-    if (input.fence) await input.fence.complete(actions, started);
-    else await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
-  } catch (error) {
-    const [chatbot, contact] = cancellationReasons(error);
-    if (chatbot?.code === "ConditionalCheckFailed") throw new AppError("chatbot_not_found");
-    if (contact?.code === "ConditionalCheckFailed") throw new AppError("contact_other_organization");
-    throw error;
-  }
-  return started;
+          ]),
+    ];
+    const started = { conversationId, contactId: contact.contactId };
+    try {
+      if (input.fence) await input.fence.complete(actions, started);
+      else await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) {
+        const chatbot = cancellationReasons(error)[chatbotCheck];
+        if (chatbot?.code === "ConditionalCheckFailed") throw new AppError("chatbot_not_found");
+      }
+      throw error;
+    }
+    return started;
+  });
 }
 
 /**

@@ -255,6 +255,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       recordTurnUsage(ctx, {
         organizationId: input.organizationId,
         chatbotId: conversation.chatbotId,
+        test: conversation.test === true,
         at: started,
         replies: replies.length,
         // The fallback reply, whether the engine failed or (scripted) had no answer.
@@ -399,7 +400,7 @@ async function writeTurnClaim(
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
         UpdateExpression:
-          "SET turns = :turn, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations) ADD messageCount :one",
+          "SET turns = :turn, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations) ADD messageCount :one, visitorMessageCount :one",
         // The status read in round trip 1, still: a change of status since then re-reads the turn.
         ConditionExpression: "attribute_exists(PK) AND #status = :status AND turns = :seen",
         ExpressionAttributeNames: { "#status": "status" },

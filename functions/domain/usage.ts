@@ -7,6 +7,9 @@
  * folded into a transaction with the reply: concurrent turns of one chatbot would then conflict on
  * the shared counter item). A failure to count is logged and never fails the turn. Items expire
  * after USAGE_RETENTION_DAYS.
+ *
+ * Test traffic is never counted: a turn of a conversation marked `test` (started with the console's
+ * Try it key; items.ts `ConversationRecord.test`) writes nothing here.
  */
 import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
@@ -44,6 +47,8 @@ const lookupAttribute: Record<LookupOutcome, keyof UsageRecord> = {
 export interface TurnUsage {
   organizationId: string;
   chatbotId: string;
+  /** The conversation's `test` mark: test traffic, not counted. */
+  test: boolean;
   /** When the turn started (epoch ms): picks the day. */
   at: number;
   replies: number;
@@ -58,6 +63,7 @@ export const dayOf = (epochMs: number): string => new Date(epochMs).toISOString(
 
 /** Counts one turn. Never throws: counting must not cost the visitor their reply. */
 export async function recordTurnUsage(ctx: DomainContext, usage: TurnUsage): Promise<void> {
+  if (usage.test) return;
   const day = dayOf(usage.at);
   const counts: Partial<Record<keyof UsageRecord, number>> = {
     visitorMessages: 1,

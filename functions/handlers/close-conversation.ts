@@ -1,6 +1,7 @@
 /** POST /api/conversation/{conversation_id}/close — closes the conversation; further messages get 409. */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { closeConversation } from "#functions/domain/conversations";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -26,11 +27,14 @@ const ctx = contextFromEnvironment();
 
 export const handler = apiHandler(contract, async ({ caller, path }) => ({
   body: toPublicConversationView(
-    await closeConversation(ctx, {
-      organizationId: caller.organizationId,
-      conversationId: path.conversation_id,
-      cause: "client",
-      actor: { kind: "api_key", id: caller.keyId },
-    }),
+    await withContact(
+      ctx,
+      await closeConversation(ctx, {
+        organizationId: caller.organizationId,
+        conversationId: path.conversation_id,
+        cause: "client",
+        actor: { kind: "api_key", id: caller.keyId },
+      }),
+    ),
   ),
 }));

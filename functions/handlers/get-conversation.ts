@@ -1,6 +1,7 @@
 /** GET /api/conversation/{conversation_id} — one conversation with its status (a conversation of the caller's organization). */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { readConversationRecord } from "#functions/domain/conversation-states";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -25,6 +26,6 @@ const ctx = contextFromEnvironment();
 
 export const handler = apiHandler(contract, async ({ caller, path }) => ({
   body: toPublicConversationView(
-    await readConversationRecord(ctx, caller.organizationId, path.conversation_id),
+    await withContact(ctx, await readConversationRecord(ctx, caller.organizationId, path.conversation_id)),
   ),
 }));

@@ -1,6 +1,7 @@
 /** POST /api/conversation/{conversation_id}/handoff — hands the conversation to a person of the organization. */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { changeStatus } from "#functions/domain/conversation-states";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -47,5 +48,5 @@ export const handler = apiHandler(contract, async ({ caller, path, body }) => {
     actor: { kind: "api_key", id: caller.keyId },
     ...(body.reason === undefined ? {} : { reason: body.reason }),
   });
-  return { body: toPublicConversationView(outcome.conversation) };
+  return { body: toPublicConversationView(await withContact(ctx, outcome.conversation)) };
 });

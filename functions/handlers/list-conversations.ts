@@ -1,6 +1,7 @@
 /** GET /api/conversations — the organization's conversations, most recent activity first, filtered. */
 
 import * as z from "zod/mini";
+import { withContacts } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listConversations } from "#functions/domain/conversation-listing";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -54,7 +55,9 @@ export const handler = apiHandler(contract, async ({ caller, query }) => {
   });
   return {
     body: {
-      conversations: page.conversations.map(toPublicConversationView),
+      conversations: (await withContacts(ctx, caller.organizationId, page.conversations)).map(
+        toPublicConversationView,
+      ),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,
     },

@@ -3,39 +3,71 @@
  * handoff and close answers), shared by those routes and published in the OpenAPI document.
  */
 import * as z from "zod/mini";
+import type { ConversationWithContact } from "#functions/domain/contacts";
 import type { ConversationFilters } from "#functions/domain/conversation-listing";
+import { contactSummaryView, toContactSummaryView } from "#functions/http/contact-view";
 import { isoTimestamp } from "#functions/http/schemas";
 import type { ConversationRecord, ConversationStatus } from "#functions/store/items";
 
 export const publicConversationStatus = z.enum(["open", "handoff", "closed"]);
 
+/** The two counts every conversation answer carries, one meaning each (docs/api.md "Message counts"). */
+export const messageCounts = {
+  message_count: z
+    .int()
+    .check(
+      z.describe(
+        "Messages in the conversation's history, every role: the visitor's, the chatbot's, people's replies and status lines (what GET /api/conversation/{conversation_id}/messages lists).",
+      ),
+    ),
+  visitor_message_count: z.int().check(z.describe("Of those, the messages the visitor sent (one per turn).")),
+};
+
+export const testMark = z
+  .boolean()
+  .check(
+    z.describe(
+      "Test traffic: started from the console's Try it (with a test key), not by a visitor. Never counted in usage.",
+    ),
+  );
+
+export const toMessageCounts = (record: ConversationRecord) => ({
+  message_count: record.messageCount ?? 0,
+  visitor_message_count: record.visitorMessageCount ?? 0,
+});
+
 export const publicConversationView = z.object({
   conversation_id: z.string(),
   chatbot_id: z.string(),
   contact_id: z.string(),
+  contact: contactSummaryView,
   external_id: z.nullable(z.string().check(z.describe("The caller's own identifier, if one was given."))),
   status: publicConversationStatus.check(
     z.describe("open: the chatbot answers; handoff: a person answers; closed: no more messages."),
   ),
+  test: testMark,
   created_at: isoTimestamp("When the conversation started"),
   last_message_at: z.nullable(
     isoTimestamp("When the last message (any role) was stored; null before the first"),
   ),
-  message_count: z.int().check(z.describe("Messages in the history, every role.")),
+  ...messageCounts,
 });
 
-export const toPublicConversationView = (
-  record: ConversationRecord,
-): z.input<typeof publicConversationView> => ({
+export const toPublicConversationView = ({
+  conversation: record,
+  contact,
+}: ConversationWithContact): z.input<typeof publicConversationView> => ({
   conversation_id: record.conversationId,
   chatbot_id: record.chatbotId,
   contact_id: record.contactId,
+  contact: toContactSummaryView(record.contactId, contact),
   external_id: record.externalId ?? null,
   status: record.status,
+  test: record.test === true,
   created_at: record.createdAt,
   last_message_at:
     (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
-  message_count: record.messageCount ?? 0,
+  ...toMessageCounts(record),
 });
 
 /** A listing's query parameters (public or management) as the domain's filters: the ones given only. */

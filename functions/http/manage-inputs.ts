@@ -47,6 +47,7 @@ export const toolIdParameter = uuid("The look-up tool.");
 export const entryIdParameter = uuid("The knowledge entry.");
 export const userIdParameter = uuid("The person (their user id, as listed by GET /manage/members).");
 export const organizationIdParameter = uuid("The organization.");
+export const contactIdParameter = uuid("The contact.");
 
 // ---------- chatbot settings ----------
 

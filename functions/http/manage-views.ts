@@ -6,14 +6,16 @@
  */
 import * as z from "zod/mini";
 import { handoffDefaults } from "#functions/agent/handoff";
+import type { ConversationWithContact } from "#functions/domain/contacts";
 import type { ToolView } from "#functions/domain/tools";
 import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
 import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
+import { contactSummaryView, toContactSummaryView } from "#functions/http/contact-view";
+import { messageCounts, testMark, toMessageCounts } from "#functions/http/conversation-view";
 import { isoTimestamp } from "#functions/http/schemas";
 import type {
   ApiKeyRecord,
   ChatbotRecord,
-  ConversationRecord,
   KnowledgeEntryRecord,
   MembershipRecord,
   OrganizationRecord,
@@ -233,27 +235,30 @@ export const conversationView = z.object({
   conversation_id: z.string(),
   chatbot_id: z.string(),
   contact_id: z.string(),
+  contact: contactSummaryView,
   external_id: nullableText("The caller's own identifier for the conversation."),
   status: conversationStatus,
   created_at: isoTimestamp("When the conversation started"),
   last_activity_at: isoTimestamp("The last message or status change"),
   status_changed_at: z.nullable(isoTimestamp("When the status last changed (null: open since it started)")),
-  turn_count: z.int().check(z.describe("Visitor messages so far.")),
-  test: z
-    .boolean()
-    .check(z.describe("Started from the console's Try it panel (with a test key), not by a visitor.")),
+  ...messageCounts,
+  test: testMark,
 });
 
-export const toConversationView = (record: ConversationRecord): z.input<typeof conversationView> => ({
+export const toConversationView = ({
+  conversation: record,
+  contact,
+}: ConversationWithContact): z.input<typeof conversationView> => ({
   conversation_id: record.conversationId,
   chatbot_id: record.chatbotId,
   contact_id: record.contactId,
+  contact: toContactSummaryView(record.contactId, contact),
   external_id: record.externalId ?? null,
   status: record.status,
   created_at: record.createdAt,
   last_activity_at: record.lastActivityAt ?? record.createdAt,
   status_changed_at: record.statusChangedAt ?? null,
-  turn_count: record.turns,
+  ...toMessageCounts(record),
   test: record.test === true,
 });
 

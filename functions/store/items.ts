@@ -51,6 +51,16 @@ export const keys = {
     SK: "BUCKET",
   }),
   contact: (contactId: string): Key => ({ PK: `CONTACT#${contactId}`, SK: "CONTACT" }),
+  /** A contact's place in its organization's list of contacts, newest first; written once, at creation. */
+  contactListEntry: (organizationId: string, createdAt: string, contactId: string): Key => ({
+    PK: `ORG#${organizationId}#CONTACTS`,
+    SK: `NEW#${createdAt}#${contactId}`,
+  }),
+  /** One search term of a contact (a normalized name, word, e-mail, domain, phone digits or external id). */
+  contactSearchTerm: (organizationId: string, term: string, contactId: string): Key => ({
+    PK: `ORG#${organizationId}#CONTACTS`,
+    SK: `TERM#${term}#${contactId}`,
+  }),
   conversation: (organizationId: string, conversationId: string): Key => ({
     PK: `ORG#${organizationId}#CONV#${conversationId}`,
     SK: "CONV",
@@ -123,6 +133,10 @@ export const prefixes = {
     `ORG#${organizationId}#CONTACT#${contactId}`,
   externalConversations: (organizationId: string, externalIdHash: string) =>
     `ORG#${organizationId}#EXT#${externalIdHash}`,
+  contactsPartition: (organizationId: string) => `ORG#${organizationId}#CONTACTS`,
+  contactList: "NEW#",
+  /** Search terms starting with `text` (normalized: domain/contacts.ts). */
+  contactTerms: (text: string) => `TERM#${text}`,
   conversationLinks: "CONV#",
   webhooksPartition: (organizationId: string) => `ORG#${organizationId}#WEBHOOKS`,
   webhookEndpoints: "WHEP#",
@@ -433,8 +447,25 @@ export interface ContactRecord {
   userName?: string;
   userEmail?: string;
   userPhone?: string;
+  /** The external ids its conversations were started with, newest first (at most contactLimits.externalIds). */
+  externalIds?: string[];
+  /** Conversations started with this contact (absent on contacts made before it was counted). */
+  conversationCount?: number;
+  lastConversationAt?: string;
+  /** The search terms its index items hold (domain/contacts.ts), so a change knows which to remove. */
+  searchTerms?: string[];
+  /** Bumped by every write that changes its details or terms: the condition of the next such write. */
+  version?: number;
   createdAt: string;
+  /** When its details (name, e-mail, phone, external ids) last changed. */
   updatedAt: string;
+}
+
+/** A contact's search term item: which contact, the term, and all the contact's terms (one result per contact). */
+export interface ContactSearchTermRecord {
+  contactId: string;
+  term: string;
+  terms: string[];
 }
 
 export type ConversationStatus = "open" | "handoff" | "closed";
@@ -455,15 +486,20 @@ export interface ConversationRecord {
   createdAt: string;
   /** The last message or status change; orders listings (absent only on conversations made before listings existed). */
   lastActivityAt?: string;
-  /** Messages in the history (every role); absent on conversations made before it was counted. */
+  /** Messages in the history (every role: the visitor, the chatbot, people, status lines); absent on conversations made before it was counted. */
   messageCount?: number;
+  /** Of those, the visitor's own messages (one per turn); absent on conversations made before it was counted. */
+  visitorMessageCount?: number;
   /** When the last message was stored. */
   lastMessageAt?: string;
   /** Signs history cursors so one conversation's cursor is refused by another (domain/messages.ts). */
   cursorSecret?: string;
   /** Variables the visitor gave, kept for look-up tools across turns (see tools/). */
   collected?: Record<string, string>;
-  /** Started with a console "Try it" key: a test, not a visitor's conversation. */
+  /**
+   * Started with a console "Try it" key: test traffic, not a visitor's conversation. The one fact
+   * that says so: usage (and anything else that counts visitors) skips conversations that have it.
+   */
   test?: true;
 }
 
@@ -643,6 +679,8 @@ const entity = {
   knowledgeSource: "KnowledgeSource",
   knowledgeTotals: "KnowledgeTotals",
   contact: "Contact",
+  contactListEntry: "ContactListEntry",
+  contactSearchTerm: "ContactSearchTerm",
   conversation: "Conversation",
   message: "Message",
   idempotencyRecord: "IdempotencyRecord",
@@ -744,6 +782,23 @@ export const items = {
       ...record,
     };
   },
+  contact(record: ContactRecord): Item {
+    return { ...keys.contact(record.contactId), entity: entity.contact, ...record };
+  },
+  contactListEntry(organizationId: string, createdAt: string, contactId: string): Item {
+    return {
+      ...keys.contactListEntry(organizationId, createdAt, contactId),
+      entity: entity.contactListEntry,
+      contactId,
+    };
+  },
+  contactSearchTerm(organizationId: string, record: ContactSearchTermRecord): Item {
+    return {
+      ...keys.contactSearchTerm(organizationId, record.term, record.contactId),
+      entity: entity.contactSearchTerm,
+      ...record,
+    };
+  },
   person(record: PersonRecord): Item {
     return { ...keys.person(record.userId), entity: entity.person, ...record };
   },
@@ -822,6 +877,7 @@ export const records = {
   knowledgeSource: (item: Item) => recordFields(item) as unknown as KnowledgeSourceRecord,
   knowledgeTotals: (item: Item) => recordFields(item) as unknown as KnowledgeTotalsRecord,
   contact: (item: Item) => recordFields(item) as unknown as ContactRecord,
+  contactSearchTerm: (item: Item) => recordFields(item) as unknown as ContactSearchTermRecord,
   conversation: (item: Item) => recordFields(item) as unknown as ConversationRecord,
   message: (item: Item) => recordFields(item) as unknown as MessageRecord,
   tool: (item: Item) => recordFields(item) as unknown as ToolRecord,

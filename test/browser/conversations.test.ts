@@ -48,6 +48,7 @@ async function seedMonthOfUsage(): Promise<void> {
         chatbotId: demo().chatbotId,
         at: Date.now() - day * 86_400_000,
         replies: 1,
+        test: false,
         fallback: turn === 0 && day % 4 === 0,
         lookups: turn % 3 === 0 ? [outcomes[(day + turn) % outcomes.length] ?? "found"] : [],
       });
@@ -142,7 +143,10 @@ describe.runIf(isLocal && hasChromium)("conversations and the overview", () => {
     await transcript.getByText("Fallback reply").first().waitFor();
     const image = transcript.getByRole("img", { name: "Attachment 1 the visitor sent" });
     expect(await image.getAttribute("src")).toBe(`${environment.imageBaseUrl}/png`);
-    expect((await transcript.locator(".bubble.user .who").first().textContent()) ?? "").toMatch(/^Visitor/);
+    // The visitor's messages are signed with their contact's name.
+    expect((await transcript.locator(".bubble.user .who").first().textContent()) ?? "").toMatch(
+      /^Jan Jansen/,
+    );
     expect((await transcript.locator(".bubble.assistant .who").first().textContent()) ?? "").toMatch(
       /^Demo Shop assistant/,
     );

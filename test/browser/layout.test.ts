@@ -81,8 +81,18 @@ describe.runIf(isLocal && hasChromium)("the console's layout at 1280 and 375 px"
       body: { reason: "damaged parcel" },
     });
     expect(handoff.status).toBe(200);
+    // A contact with every detail: the Contacts pages show it.
+    const contact = await api.startConversation(demo().apiKey, {
+      chatbot_id: demo().chatbotId,
+      user_name: "Ada Lovelace",
+      user_email: "ada.lovelace@analytical.example",
+      user_phone: "+44 20 7946 0000",
+      external_id: "crm-1815",
+    });
+    expect(contact.status).toBe(200);
     seeded = {
       demo: demo(),
+      contactId: contact.body.contact_id,
       chatbotName: bot.name,
       conversationId,
       waitingConversationId,

@@ -140,6 +140,7 @@ describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer
     await visit("conversations", "/conversations", "Conversations");
     await visit("transcript", `/conversations/${conversationId}`, "Conversation");
     await visit("inbox", `/inbox?conversation=${conversationId}`, "Inbox");
+    await visit("contacts", "/contacts", "Contacts");
     await visit("members", "/members", "Members");
     await visit("organizations", "/organizations", "Organizations");
     expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((name) => [name, []])));

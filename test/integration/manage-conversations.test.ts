@@ -24,7 +24,7 @@ interface Conversation {
   status: string;
   created_at: string;
   last_activity_at: string;
-  turn_count: number;
+  visitor_message_count: number;
 }
 
 interface Page {
@@ -93,7 +93,7 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
     const after = await list();
     expect(ids(after)[0]).toBe(made[0]);
     expect(after.body.conversations[0]).toMatchObject({
-      turn_count: 1,
+      visitor_message_count: 1,
       status: "open",
       chatbot_id: home.chatbotId,
     });
@@ -184,7 +184,7 @@ describe.runIf(hasIdentity)("the organization's conversations", () => {
       conversation_id: conversationId,
       contact_id: contact,
       external_id: "ticket-42",
-      turn_count: 2,
+      visitor_message_count: 2,
     });
     expect(shown.body.messages.map((message) => [message.role, message.content.slice(0, 6)])).toEqual([
       ["user", "First"],

@@ -100,6 +100,55 @@ describe.runIf(hasIdentity)("Try it keys", () => {
     });
   });
 
+  it("counts no test traffic in usage, keeps it marked as a test in every answer, and counts a visitor's turn", async () => {
+    const totals = async () =>
+      (
+        await manage<{ totals: { visitor_messages: number; replies: number } }>(
+          "GET",
+          `/manage/usage?chatbot_id=${home.chatbotId}`,
+          as(home),
+        )
+      ).body.totals;
+    const before = await totals();
+    const created = await manage<CreatedKey>("POST", "/manage/api-keys", {
+      ...as(home),
+      body: { name: "Try it", test: true },
+    });
+    const tried = await api.startConversation(created.body.key, { chatbot_id: home.chatbotId });
+    for (const message of ["Hello", "How long does shipping take?"]) {
+      const reply = await api.sendMessage(created.body.key, {
+        conversation_id: tried.body.conversation_id,
+        message,
+      });
+      expect(reply.status).toBe(200);
+    }
+    expect(await totals()).toEqual(before);
+    // Marked in the public answer and the transcript as well.
+    const publicView = await call<Conversation & { visitor_message_count: number }>(
+      "GET",
+      `/api/conversation/${tried.body.conversation_id}`,
+      { key: created.body.key },
+    );
+    expect([publicView.body.test, publicView.body.visitor_message_count]).toEqual([true, 2]);
+    const transcript = await manage<Conversation & { messages: unknown[] }>(
+      "GET",
+      `/manage/conversations/${tried.body.conversation_id}`,
+      as(home),
+    );
+    expect([transcript.body.test, transcript.body.messages.length]).toEqual([true, 4]);
+
+    // The same turn in a visitor's conversation is counted.
+    const visitor = await api.startConversation(home.apiKey, { chatbot_id: home.chatbotId });
+    await api.sendMessage(home.apiKey, {
+      conversation_id: visitor.body.conversation_id,
+      message: "How long does shipping take?",
+    });
+    await expect.poll(totals).toMatchObject({
+      visitor_messages: before.visitor_messages + 1,
+      replies: before.replies + 1,
+    });
+  });
+
   it("refuses a test key of scope manage, and a viewer asking for one", async () => {
     const manageScope = await manage("POST", "/manage/api-keys", {
       ...as(home),

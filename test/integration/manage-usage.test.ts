@@ -155,16 +155,14 @@ describe.runIf(hasIdentity && isLocal)("usage", () => {
         lookups: expect.objectContaining({ found: 1 }),
       }),
     ]);
-    const listing = await manage<{ conversations: { conversation_id: string; turn_count: number }[] }>(
-      "GET",
-      "/manage/conversations",
-      { as: tenant.viewer.token, organization: tenant.organizationId },
-    );
+    const listing = await manage<{
+      conversations: { conversation_id: string; visitor_message_count: number }[];
+    }>("GET", "/manage/conversations", { as: tenant.viewer.token, organization: tenant.organizationId });
     expect(listing.body.conversations.map((conversation) => conversation.conversation_id)).toEqual([
       older,
       newer,
     ]);
-    expect(listing.body.conversations[0]).toMatchObject({ turn_count: 1 });
+    expect(listing.body.conversations[0]).toMatchObject({ visitor_message_count: 1 });
   });
 
   it("reports one chatbot when asked, and none of another organization's", async () => {

@@ -169,7 +169,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export async function writeControls(page: Page): Promise<string[]> {
   await settled(page);
   return page.evaluate<string[]>(`(() => {
-    const readOnlyButtons = /^(Sign out|Filter|Load more|Try again|Retry|Copy( .*)?|Cancel)$/;
+    const readOnlyButtons = /^(Sign out|Filter|Load more|Try again|Retry|Copy( .*)?|Cancel|Export CSV)$/;
     // Choosing which chatbot's tools to read changes nothing.
     const readOnlyFields = /^Chatbot/;
     const found = [];

@@ -16,6 +16,8 @@ export interface Seeded {
   waitingConversationId: string;
   /** A webhook endpoint with deliveries. */
   webhookEndpointId: string;
+  /** A contact with a name, an e-mail, a phone and a conversation. */
+  contactId: string;
 }
 
 export interface ConsolePageVisit {
@@ -32,11 +34,14 @@ export const consolePages = ({
   conversationId,
   waitingConversationId,
   webhookEndpointId,
+  contactId,
 }: Seeded): ConsolePageVisit[] => [
   { name: "overview", path: "/", heading: "Overview" },
   { name: "inbox", path: `/inbox?conversation=${waitingConversationId}`, heading: "Inbox" },
   { name: "conversations", path: "/conversations", heading: "Conversations" },
   { name: "conversation", path: `/conversations/${conversationId}`, heading: "Conversation" },
+  { name: "contacts", path: "/contacts", heading: "Contacts" },
+  { name: "contact", path: `/contacts/${contactId}`, heading: "Ada Lovelace" },
   { name: "chatbots", path: "/chatbots", heading: "Chatbots" },
   { name: "chatbot-new", path: "/chatbots/new", heading: "New chatbot" },
   { name: "chatbot-settings", path: `/chatbots/${demo.chatbotId}`, heading: chatbotName },

@@ -6,6 +6,7 @@
  */
 import { computed, signal } from "@preact/signals";
 import { api, must, type paths } from "../api/client.ts";
+import { contactLabel } from "../pages/conversation-vocabulary.ts";
 import { alertPerson } from "./attention.ts";
 import { navigate } from "./router.ts";
 import { organizationId as actedOn } from "./workspace.ts";
@@ -38,9 +39,6 @@ export const waitingCount = computed(() => {
 });
 export const someoneWaits = computed(() => (waiting.value?.ids.size ?? 0) > 0);
 
-export const whoOf = (conversation: WaitingConversation): string =>
-  conversation.external_id ?? `Visitor ${conversation.contact_id.slice(0, 8)}`;
-
 /**
  * The waiting conversations as just loaded. A conversation that was not waiting at the previous
  * look alerts the person; the first look after signing in or switching organization only counts.
@@ -65,7 +63,7 @@ function report(
       started.length === 1
         ? "A visitor is waiting for a person"
         : `${started.length} visitors are waiting for a person`,
-    body: started.map(whoOf).join(", "),
+    body: started.map(contactLabel).join(", "),
     tag: `waiting-${first.conversation_id}`,
     open: () => navigate(`/inbox?conversation=${first.conversation_id}`),
   });

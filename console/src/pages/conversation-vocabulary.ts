@@ -23,13 +23,14 @@ export const statuses: Record<
 
 /**
  * `bubble`: how the message is drawn (the visitor on the right, the organization's side on the
- * left, a person's replies apart from the chatbot's); `label`: who wrote it.
+ * left, a person's replies apart from the chatbot's); `label`: who wrote it (the visitor by their
+ * contact's name when known: `contactLabel`).
  */
 export const roles: Record<
   MessageRole,
-  { label: (chatbot: string, agentName: string | null) => string; bubble: string }
+  { label: (chatbot: string, agentName: string | null, visitor: string) => string; bubble: string }
 > = {
-  user: { label: () => "Visitor", bubble: "user" },
+  user: { label: (_, __, visitor) => visitor, bubble: "user" },
   assistant: { label: (chatbot) => chatbot, bubble: "assistant" },
   agent: { label: (_, agentName) => `${agentName ?? "A person"} (person)`, bubble: "agent" },
   system: { label: () => "Status", bubble: "system" },
@@ -43,6 +44,23 @@ const causes: Record<StatusChange["cause"], (actor: string | null) => string> = 
   agent: (actor) => (actor ? `by ${actor}` : "by a person"),
   inactivity: () => "after inactivity",
 };
+
+/**
+ * Who a conversation is with, in a word: the contact's name, else their e-mail or phone, else the
+ * conversation's external id, else "Visitor" and the start of the contact id.
+ */
+export function contactLabel(
+  conversation: Pick<Conversation, "contact" | "contact_id" | "external_id">,
+): string {
+  const { contact } = conversation;
+  return (
+    contact.user_name ??
+    contact.user_email ??
+    contact.user_phone ??
+    conversation.external_id ??
+    `Visitor ${conversation.contact_id.slice(0, 8)}`
+  );
+}
 
 export const statusOf = (status: string) =>
   statuses[status as ConversationStatus] ?? {

@@ -16,7 +16,7 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { type ConversationStatus, statuses, statusOf } from "./conversation-vocabulary.ts";
+import { type ConversationStatus, contactLabel, statuses, statusOf } from "./conversation-vocabulary.ts";
 import { TranscriptEntries } from "./transcript.tsx";
 
 type Page = paths["/manage/conversations"]["get"]["responses"][200]["content"]["application/json"];
@@ -149,9 +149,10 @@ function ConversationList({ filters, names }: { filters: Filters; names: Map<str
                 <thead>
                   <tr>
                     <th scope="col">Last activity</th>
+                    <th scope="col">Contact</th>
                     <th scope="col">Chatbot</th>
                     <th scope="col">Status</th>
-                    <th scope="col">Messages</th>
+                    <th scope="col">Visitor messages</th>
                     <th scope="col">External id</th>
                     <th scope="col">
                       <span class="visually-hidden">Open</span>
@@ -164,12 +165,13 @@ function ConversationList({ filters, names }: { filters: Filters; names: Map<str
                     return (
                       <tr key={conversation.conversation_id}>
                         <td>{formatTime(conversation.last_activity_at)}</td>
+                        <td>{contactLabel(conversation)}</td>
                         <td>{names.get(conversation.chatbot_id) ?? "Deleted chatbot"}</td>
                         <td>
                           <Badge tone={status.tone}>{status.label}</Badge>{" "}
                           {conversation.test && <Badge tone="info">Test</Badge>}
                         </td>
-                        <td>{conversation.turn_count}</td>
+                        <td>{conversation.visitor_message_count}</td>
                         <td>{conversation.external_id ?? "—"}</td>
                         <td>
                           <Link href={`/conversations/${conversation.conversation_id}`}>
@@ -274,12 +276,14 @@ export function ConversationPage({ conversationId }: { conversationId: string })
                   {conversation.test && <Badge tone="info">Test (Try it)</Badge>}
                 </dd>
                 <dt>Messages from the visitor</dt>
-                <dd>{conversation.turn_count}</dd>
-                <dt>Contact id</dt>
+                <dd>{conversation.visitor_message_count}</dd>
+                <dt>Messages in all</dt>
+                <dd>{conversation.message_count}</dd>
+                <dt>Contact</dt>
                 <dd>
-                  <Link href={`/conversations?contact_id=${conversation.contact_id}`}>
-                    {conversation.contact_id}
-                  </Link>
+                  <Link href={`/contacts/${conversation.contact_id}`}>{contactLabel(conversation)}</Link>
+                  {conversation.contact.user_email && <div>{conversation.contact.user_email}</div>}
+                  {conversation.contact.user_phone && <div>{conversation.contact.user_phone}</div>}
                 </dd>
                 <dt>External id</dt>
                 <dd>{conversation.external_id ?? "—"}</dd>
@@ -327,6 +331,7 @@ function TranscriptView({
           statusChangedAt={first.status_changed_at}
           complete={!cursor}
           chatbot={chatbot}
+          visitor={contactLabel(first)}
           fallbackReply={fallbackReply}
         />
       )}

@@ -16,7 +16,7 @@ import {
 } from "../lib/attention.ts";
 import { usePolling } from "../lib/polling.ts";
 import { navigate, queryParam } from "../lib/router.ts";
-import { loadWaiting, whoOf } from "../lib/waiting.ts";
+import { loadWaiting } from "../lib/waiting.ts";
 import { canWrite, organizationId } from "../lib/workspace.ts";
 import {
   Badge,
@@ -31,7 +31,7 @@ import {
   useAction,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { statusOf, type TranscriptMessage } from "./conversation-vocabulary.ts";
+import { contactLabel, statusOf, type TranscriptMessage } from "./conversation-vocabulary.ts";
 import { TranscriptEntries } from "./transcript.tsx";
 
 type Conversation =
@@ -194,7 +194,7 @@ function InboxItems({
       {items.map((conversation) => {
         const href = `/inbox?conversation=${conversation.conversation_id}`;
         const status = statusOf(conversation.status);
-        const who = whoOf(conversation);
+        const who = contactLabel(conversation);
         return (
           <li key={conversation.conversation_id}>
             <a
@@ -300,12 +300,20 @@ function InboxConversation({
             <>
               <header class="inbox-header">
                 <div>
-                  <h2 id="inbox-conversation-title">{whoOf(conversation)}</h2>
+                  <h2 id="inbox-conversation-title">{contactLabel(conversation)}</h2>
                   <p class="intro">
                     <Badge tone={status.tone}>{status.label}</Badge> With {bot?.name ?? "a chatbot"}, started{" "}
                     {formatTime(conversation.created_at)} ·{" "}
                     <Link href={`/conversations/${conversation.conversation_id}`}>Details</Link>
                   </p>
+                  {(conversation.contact.user_email || conversation.contact.user_phone) && (
+                    <p class="intro">
+                      {[conversation.contact.user_email, conversation.contact.user_phone]
+                        .filter(Boolean)
+                        .join(" · ")}{" "}
+                      · <Link href={`/contacts/${conversation.contact_id}`}>Contact</Link>
+                    </p>
+                  )}
                 </div>
                 {canWrite.value && (
                   <StatusControls
@@ -332,6 +340,7 @@ function InboxConversation({
                     statusChangedAt={conversation.status_changed_at}
                     complete
                     chatbot={bot?.name ?? "Chatbot"}
+                    visitor={contactLabel(conversation)}
                     fallbackReply={bot?.fallback_reply ?? null}
                     live
                   />

@@ -44,6 +44,7 @@ export function TranscriptEntries({
   statusChangedAt,
   complete,
   chatbot,
+  visitor = "Visitor",
   fallbackReply,
   live = false,
 }: {
@@ -53,6 +54,8 @@ export function TranscriptEntries({
   /** Every message is loaded (no later page left). */
   complete: boolean;
   chatbot: string;
+  /** What the visitor's messages are signed with (their contact's name, when known). */
+  visitor?: string;
   fallbackReply: string | null;
   /** New entries are announced to screen readers as they arrive (the Inbox). */
   live?: boolean;
@@ -74,6 +77,7 @@ export function TranscriptEntries({
             key={entry.message.message_id}
             message={entry.message}
             chatbot={chatbot}
+            visitor={visitor}
             // As usage counts them: the engine failed, or (scripted) had no answer.
             fallback={
               entry.message.fallback ||
@@ -92,17 +96,19 @@ const lookupTone = (outcome: string) =>
 function Message({
   message,
   chatbot,
+  visitor,
   fallback,
 }: {
   message: TranscriptMessage;
   chatbot: string;
+  visitor: string;
   fallback: boolean;
 }) {
   const role = roleOf(message.role);
   return (
     <div class={`bubble ${role.bubble}`}>
       <span class="who">
-        {role.label(chatbot, message.agent_name)} · {formatTime(message.created_at)}
+        {role.label(chatbot, message.agent_name, visitor)} · {formatTime(message.created_at)}
       </span>
       {message.content}
       {message.attachments.map((attachment, index) => {

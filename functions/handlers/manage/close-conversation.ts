@@ -1,6 +1,7 @@
 /** POST /manage/conversations/{conversation_id}/close — closes a conversation; repeating it is harmless. */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { closeConversation } from "#functions/domain/conversations";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -28,11 +29,14 @@ const ctx = contextFromEnvironment();
 
 export const handler = apiHandler(contract, async ({ caller, path }) => ({
   body: toConversationView(
-    await closeConversation(ctx, {
-      organizationId: caller.organizationId,
-      conversationId: path.conversation_id,
-      cause: "agent",
-      actor: await actingAgent(ctx, caller),
-    }),
+    await withContact(
+      ctx,
+      await closeConversation(ctx, {
+        organizationId: caller.organizationId,
+        conversationId: path.conversation_id,
+        cause: "agent",
+        actor: await actingAgent(ctx, caller),
+      }),
+    ),
   ),
 }));

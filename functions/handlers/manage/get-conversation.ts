@@ -1,6 +1,7 @@
 /** GET /manage/conversations/{conversation_id} — a conversation with its transcript, a page at a time. */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -82,7 +83,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
   });
   return {
     body: {
-      ...toConversationView(page.conversation),
+      ...toConversationView(await withContact(ctx, page.conversation)),
       messages: page.messages.map((message) => ({
         message_id: message.messageId,
         role: message.role,

@@ -1,6 +1,7 @@
 /** GET /manage/conversations — the organization's conversations, most recent activity first, filtered. */
 
 import * as z from "zod/mini";
+import { withContacts } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listConversations } from "#functions/domain/conversation-listing";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -60,7 +61,9 @@ export const handler = apiHandler(contract, async ({ caller, query }) => {
   });
   return {
     body: {
-      conversations: page.conversations.map(toConversationView),
+      conversations: (await withContacts(ctx, caller.organizationId, page.conversations)).map(
+        toConversationView,
+      ),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,
     },

@@ -1,6 +1,7 @@
 /** POST /manage/conversations/{conversation_id}/reply — a person's reply to the visitor (role `agent`). */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { replyAsAgent } from "#functions/domain/conversation-states";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -71,7 +72,7 @@ export const handler = apiHandler(contract, async ({ caller, path, body }) => {
   if (!reply) throw new Error("an agent reply wrote no message");
   return {
     body: {
-      conversation: toConversationView(outcome.conversation),
+      conversation: toConversationView(await withContact(ctx, outcome.conversation)),
       message: {
         message_id: reply.messageId,
         role: "agent" as const,

@@ -1,6 +1,7 @@
 /** POST /manage/conversations/{conversation_id}/take-over — a person takes the conversation over (open → handoff). */
 
 import * as z from "zod/mini";
+import { withContact } from "#functions/domain/contacts";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { changeStatus } from "#functions/domain/conversation-states";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
@@ -36,5 +37,5 @@ export const handler = apiHandler(contract, async ({ caller, path }) => {
       actor: await actingAgent(ctx, caller),
     }),
   );
-  return { body: toConversationView(outcome.conversation) };
+  return { body: toConversationView(await withContact(ctx, outcome.conversation)) };
 });
