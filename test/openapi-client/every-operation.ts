@@ -430,6 +430,22 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
         })
       ).data?.message.agent_name,
   },
+  "/manage/contacts": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/contacts", {
+          params: { header: organization, query: { query: "ann", limit: 20 } },
+        })
+      ).data?.contacts[0]?.user_email,
+  },
+  "/manage/contacts/{contact_id}": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/contacts/{contact_id}", {
+          params: { header: organization, path: { contact_id: "6f2c1d3e-0000-4000-8000-000000000001" } },
+        })
+      ).data?.conversations[0]?.visitor_message_count,
+  },
   "/manage/usage": {
     get: async () =>
       (
