@@ -173,9 +173,10 @@ const demo = await ensureDemo(
   consoleServer.url,
 );
 
-const curl = `curl -s -X POST ${demo.baseUrl}/api/conversation \\
-  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
-  -d '{"chatbot_id":"${demo.chatbotId}"}'`;
+// Commands that paste and run as they are: the conversation's id is kept in a shell variable.
+const auth = `-H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json"`;
+const message = (text: string) =>
+  `-d "{\\"conversation_id\\":\\"$CONVERSATION\\",\\"message\\":\\"${text}\\"}"`;
 console.log(`
 Chatbot Conversation API (local)
   Console       ${consoleServer.url}   (sign in as the admin below)
@@ -185,22 +186,20 @@ Chatbot Conversation API (local)
   Chatbot id    ${demo.chatbotId}
   Organization  ${demo.organizationId}
   Table         ${runtime.tableName} on ${runtime.dynamoDbEndpoint} (stream → webhook fan-out)
-  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries, knowledge ingestion)
-  Local S3      ${runtime.knowledgeEnvironment.AWS_ENDPOINT_URL_S3} (bucket ${runtime.knowledgeEnvironment.KNOWLEDGE_BUCKET})
+  Local SQS     ${runtime.webhookEnvironment.AWS_ENDPOINT_URL_SQS} (webhook deliveries)
   Demo file     ${values["demo-file"]}
 
-Start a conversation:
-${curl}
+Start a conversation (its id is kept in $CONVERSATION for the commands after it):
+CONVERSATION=$(curl -s -X POST ${demo.baseUrl}/api/conversation ${auth} \\
+  -d '{"chatbot_id":"${demo.chatbotId}"}' | node -p 'JSON.parse(fs.readFileSync(0)).conversation_id')
 
-Then send a message (use the conversation_id it returns):
-curl -s -X POST ${demo.baseUrl}/api/message \\
-  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
-  -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+Then send it a message:
+curl -s -X POST ${demo.baseUrl}/api/message ${auth} \\
+  ${message("How long does shipping take?")}
 
 Or stream the reply as it is written (Server-Sent Events):
-curl -sN -X POST ${demo.streamUrl}/api/message/stream \\
-  -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\
-  -d '{"conversation_id":"<conversation_id>","message":"How long does shipping take?"}'
+curl -sN -X POST ${demo.streamUrl}/api/message/stream ${auth} \\
+  ${message("Can I return my order?")}
 
 Console users (sign in with USER_PASSWORD_AUTH on ${runtime.cognito.endpoint}, client ${runtime.cognito.clientId}):
   Operator      ${demo.operatorEmail}   ${demo.operatorPassword}
