@@ -7,6 +7,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -70,7 +72,10 @@ export async function startDynamoDbLocal(
       `no javac (a JDK) found: DynamoDB Local listens on every interface of this machine, not only 127.0.0.1`,
     );
   }
-  const child: ChildProcess = spawn("java", command.args, { stdio: "pipe" });
+  // DynamoDB Local writes a metadata file into its working folder: a temporary one, not the project.
+  const workFolder = join(tmpdir(), "chatbot-api-dynamodb-local");
+  mkdirSync(workFolder, { recursive: true });
+  const child: ChildProcess = spawn("java", command.args, { stdio: "pipe", cwd: workFolder });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
