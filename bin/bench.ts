@@ -23,7 +23,12 @@
  * 8. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
  *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
  *
+ * 9. Answering from knowledge (bin/bench-knowledge.ts): recall@5 and MRR of lexical, semantic and
+ *    hybrid retrieval over the retrieval set, search time at 1,000 / 10,000 / 100,000 passages, a
+ *    turn's added latency and table calls, and the cost per million turns.
+ *
  * `npm run bench -- --calls` leaves out 1 and 5 (which bundle and load every function).
+ * `npm run bench -- --knowledge` runs 9 alone.
  * `npm run bench -- --sizes SendMessage,StreamMessage` runs 1 alone, for the functions named.
  */
 import { execFileSync } from "node:child_process";
@@ -58,6 +63,7 @@ import { converseStream, converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
 import { sequentialRoundTrips } from "#test/support/round-trips";
+import { printKnowledgeFigures } from "./bench-knowledge.ts";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -1168,10 +1174,12 @@ async function benchAll(): Promise<void> {
   for (const row of stalled) console.log(`${pad(row.name, 42)}${pad(row.before, 30)}${row.inHandler}`);
 
   printWebhookFigures(await measureWebhooks());
+  await printKnowledgeFigures();
 }
 
 try {
-  if (sizesFor) {
+  if (process.argv.includes("--knowledge")) await printKnowledgeFigures();
+  else if (sizesFor) {
     const known = new Set([...allFunctions, ...eventFunctions].map((definition) => definition.id));
     const unknown = [...sizesFor].filter((id) => !known.has(id));
     if (sizesFor.size === 0 || unknown.length > 0) {

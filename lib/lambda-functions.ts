@@ -15,6 +15,7 @@ import { Architecture, Code, Function as LambdaFunction, Runtime } from "aws-cdk
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { TITAN_V2 } from "../functions/knowledge/models.ts";
 import { bedrockInvokeGrant, parseBedrockModel } from "./bedrock-access.ts";
 import { bundleFunctionSync, handlerFile } from "./bundling.ts";
 import { eventFunctions, queues } from "./event-sources.ts";
@@ -135,7 +136,8 @@ function grantShared(fn: LambdaFunction, grant: ExtraGrant, shared: SharedResour
   const stack = Stack.of(fn);
   switch (grant) {
     case "bedrock:invoke-configured-models":
-      grantBedrockModels(fn, shared.config.bedrockModelIds);
+      // The chat models the operator configured, and the embedding model retrieval uses.
+      grantBedrockModels(fn, [...new Set([...shared.config.bedrockModelIds, TITAN_V2])]);
       return;
     case "secrets:read-model-keys": {
       const modelSecrets = `arn:${stack.partition}:secretsmanager:${stack.region}:${stack.account}:secret:${modelSecretPrefix(shared.config.stage)}*`;

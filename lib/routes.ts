@@ -263,10 +263,12 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "list-knowledge",
     ["dynamodb:Query"],
   ),
+  // Every knowledge or tool change moves the chatbot's version in the same transaction (UpdateItem).
   chatbot("ManageAddKnowledge", "POST", "/manage/chatbots/{chatbot_id}/knowledge", "admin", "add-knowledge", [
     "dynamodb:GetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
   ]),
   chatbot(
     "ManageUpdateKnowledge",
@@ -274,7 +276,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
     "admin",
     "update-knowledge",
-    ["dynamodb:GetItem", "dynamodb:PutItem"],
+    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
   ),
   chatbot(
     "ManageRemoveKnowledge",
@@ -282,7 +284,25 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}",
     "admin",
     "remove-knowledge",
-    ["dynamodb:DeleteItem"],
+    ["dynamodb:DeleteItem", "dynamodb:UpdateItem"],
+  ),
+  chatbot(
+    "ManageSearchKnowledge",
+    "POST",
+    "/manage/chatbots/{chatbot_id}/knowledge/search",
+    "viewer",
+    "search-knowledge",
+    // The chatbot's item, its tools and knowledge as a turn reads them; the question embedded as a turn does.
+    ["dynamodb:GetItem", "dynamodb:Query"],
+    { grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys"], memoryMb: 1024 },
+  ),
+  chatbot(
+    "ManageListKnowledgeGaps",
+    "GET",
+    "/manage/chatbots/{chatbot_id}/knowledge-gaps",
+    "viewer",
+    "list-knowledge-gaps",
+    ["dynamodb:GetItem", "dynamodb:Query"],
   ),
   chatbot("ManageListToolTemplates", "GET", "/manage/tool-templates", "viewer", "list-tool-templates", []),
   chatbot("ManageListTools", "GET", "/manage/chatbots/{chatbot_id}/tools", "viewer", "list-tools", [
@@ -295,7 +315,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/chatbots/{chatbot_id}/tools",
     "admin",
     "add-tool",
-    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
+    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"],
     { grants: ["kms:encrypt-tool-credentials"] },
   ),
   chatbot("ManageGetTool", "GET", "/manage/chatbots/{chatbot_id}/tools/{tool_id}", "viewer", "get-tool", [
@@ -307,7 +327,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
     "admin",
     "update-tool",
-    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
+    ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"],
     { grants: ["kms:encrypt-tool-credentials"] },
   ),
   chatbot(
@@ -316,7 +336,7 @@ export const manageRoutes: readonly RouteDefinition[] = [
     "/manage/chatbots/{chatbot_id}/tools/{tool_id}",
     "admin",
     "remove-tool",
-    ["dynamodb:DeleteItem"],
+    ["dynamodb:DeleteItem", "dynamodb:UpdateItem"],
   ),
   chatbot(
     "ManageTestTool",

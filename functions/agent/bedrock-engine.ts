@@ -15,6 +15,7 @@ import {
   ConverseStreamCommand,
   type ImageFormat,
   type Message,
+  type SystemContentBlock,
   type Tool,
   type ToolConfiguration,
   type ToolUseBlock,
@@ -41,6 +42,7 @@ import {
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
 import { awsClientOptions } from "#functions/aws-clients";
+import { groundedInstructions, passagesText, sourcesOf } from "#functions/knowledge/grounding";
 
 /** How long a streamed reply may go without any data from the model before it counts as stalled. */
 export const DEFAULT_STREAM_IDLE_MS = 10_000;
@@ -99,6 +101,7 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
   const signal = signalWithDeadline(turn.signal, turn.deadline);
   const messages = toConverseMessages(turn.history, turn.message);
   const toolConfig = toToolConfig(turn.tools.specs);
+  const system = systemBlocks(options.modelId, turn);
   const usage = { inputTokens: 0, outputTokens: 0 };
   // Every round's text is part of the reply (a tool round's "Let me check that."), streamed or not.
   const text = new ReplyText(turn.onText);
@@ -109,7 +112,7 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
       const input: ConverseCommandInput = {
         modelId: options.modelId,
         messages,
-        ...(turn.instructions.trim() ? { system: [{ text: turn.instructions }] } : {}),
+        ...(system.length > 0 ? { system } : {}),
         inferenceConfig: { maxTokens: turn.settings.maxOutputTokens, temperature: turn.settings.temperature },
         ...(toolConfig ? { toolConfig } : {}),
       };
@@ -123,7 +126,14 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
 
       if (round.stopReason !== "tool_use") {
         checkFinalRound(round);
-        return { messages: [text.value], usage, modelLatencyMs, toolCalls };
+        const sources = sourcesOf(turn.knowledge?.cited ?? []);
+        return {
+          messages: [text.value],
+          usage,
+          modelLatencyMs,
+          toolCalls,
+          ...(sources.length ? { sources } : {}),
+        };
       }
       if (toolRounds >= MAX_TOOL_ROUNDS) {
         throw new EngineError(
@@ -152,6 +162,34 @@ async function reply(options: BedrockEngineOptions, turn: EngineTurn): Promise<E
   } catch (error) {
     throw toEngineError(error, signal);
   }
+}
+
+/**
+ * Models that take Converse cache points (Bedrock's prompt caching): Anthropic Claude 3.5 Haiku,
+ * 3.7 Sonnet and the Claude 4 families, and the Amazon Nova models. Others refuse the block, so it is
+ * sent to these only; by model id, inference profile or ARN alike.
+ */
+const cachePointModels =
+  /anthropic\.claude-(3-5-haiku|3-7-sonnet|sonnet-4|opus-4|haiku-4)|amazon\.nova-(micro|lite|pro|premier)/;
+
+export function supportsCachePoints(modelId: string): boolean {
+  return cachePointModels.test(modelId);
+}
+
+/**
+ * The system prompt: the chatbot's instructions; with knowledge, the grounding rule after them, a
+ * cache point (where the model takes one) closing that stable prefix, and the turn's passages last.
+ */
+export function systemBlocks(
+  modelId: string,
+  turn: Pick<EngineTurn, "instructions" | "knowledge">,
+): SystemContentBlock[] {
+  if (!turn.knowledge) return turn.instructions.trim() ? [{ text: turn.instructions }] : [];
+  return [
+    { text: groundedInstructions(turn.instructions) },
+    ...(supportsCachePoints(modelId) ? [{ cachePoint: { type: "default" as const } }] : []),
+    { text: passagesText(turn.knowledge) },
+  ];
 }
 
 /** A round read at once (Converse). */

@@ -10,7 +10,11 @@ export function signalWithDeadline(signal: AbortSignal, deadline: number): Abort
 
 /** Settles like `promise`, or rejects with the signal's reason as soon as it aborts. */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The losing promise's own failure must not surface as an unhandled rejection.
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

@@ -7,6 +7,7 @@
  * signal aborts, the turn answers with the chatbot's fallback reply. Everything here is plain data
  * so each engine can be tested against a local server speaking its real protocol.
  */
+import type { GroundingPassage, SourceRef } from "#functions/knowledge/grounding";
 
 export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 
@@ -64,9 +65,27 @@ export interface EngineSettings {
   maxOutputTokens: number;
 }
 
+/**
+ * The chatbot's knowledge for this turn, retrieved before the engine runs (knowledge/retriever.ts).
+ * Absent when the chatbot has no knowledge at all: the engine then answers as it always did.
+ */
+export interface TurnKnowledge {
+  /** The relevant passages, best first, fitted to the input budget; empty when none matched. */
+  passages: readonly GroundingPassage[];
+  /** The best passage that clears the confidence bar: what the scripted engine answers with. */
+  answer?: GroundingPassage;
+  /**
+   * The passages among `passages` that clear the confidence bar: what a model's reply cites as its
+   * sources (the others are context the model may use, not what the answer rests on).
+   */
+  cited: readonly GroundingPassage[];
+}
+
 export interface EngineTurn {
   /** The chatbot's instructions (system prompt). May be empty. */
   instructions: string;
+  /** The business's passages for this question; model engines answer from them (knowledge/grounding.ts). */
+  knowledge?: TurnKnowledge;
   history: readonly HistoryMessage[];
   message: { text: string; images: readonly ImageInput[] };
   tools: ToolBox;
@@ -102,6 +121,8 @@ export interface EngineReply {
   modelLatencyMs?: number;
   /** Number of tool calls executed in this turn. */
   toolCalls: number;
+  /** The sources the reply drew on (absent: none). */
+  sources?: SourceRef[];
 }
 
 export interface ChatEngine {

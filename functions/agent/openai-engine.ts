@@ -29,6 +29,7 @@ import {
   withRetry,
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
+import { groundedInstructions, passagesText, sourcesOf } from "#functions/knowledge/grounding";
 
 /** How long a streamed reply may go without any data from the model before it counts as stalled. */
 const DEFAULT_STREAM_IDLE_MS = 10_000;
@@ -171,7 +172,7 @@ async function reply(api: ChatApi, options: OpenAiEngineOptions, turn: EngineTur
   const signal = signalWithDeadline(turn.signal, turn.deadline);
   const request: ChatRequest = {
     model: options.model,
-    messages: toChatMessages(turn.instructions, turn.history, turn.message),
+    messages: toChatMessages(systemPrompt(turn), turn.history, turn.message),
     temperature: turn.settings.temperature,
     max_tokens: turn.settings.maxOutputTokens,
     ...(turn.tools.specs.length > 0 ? { tools: turn.tools.specs.map(toWireTool) } : {}),
@@ -202,7 +203,14 @@ async function reply(api: ChatApi, options: OpenAiEngineOptions, turn: EngineTur
           throw new EngineError("model_error", "Reply was filtered");
         if (!round.content?.trim())
           throw new EngineError("malformed_output", `No text in the reply (finish ${round.finishReason})`);
-        return { messages: [text.value], usage, modelLatencyMs, toolCalls };
+        const sources = sourcesOf(turn.knowledge?.cited ?? []);
+        return {
+          messages: [text.value],
+          usage,
+          modelLatencyMs,
+          toolCalls,
+          ...(sources.length ? { sources } : {}),
+        };
       }
       if (toolRounds >= MAX_TOOL_ROUNDS) {
         throw new EngineError(
@@ -342,6 +350,12 @@ async function streamRound(
 }
 
 /** System prompt, history in order, then the new message (text part first, then images as data URLs). */
+/** The system message: the chatbot's instructions; with knowledge, the grounding rule and the turn's passages. */
+export function systemPrompt(turn: Pick<EngineTurn, "instructions" | "knowledge">): string {
+  if (!turn.knowledge) return turn.instructions;
+  return `${groundedInstructions(turn.instructions)}\n\n${passagesText(turn.knowledge)}`;
+}
+
 export function toChatMessages(
   instructions: string,
   history: readonly HistoryMessage[],

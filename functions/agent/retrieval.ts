@@ -216,6 +216,11 @@ export function stem(word: string): string {
   return result;
 }
 
+/** True for a function word (English, Dutch, German, French, Spanish, folded) or conversational filler. */
+export function isStopWord(word: string): boolean {
+  return stopWords.has(word);
+}
+
 /** Function words of English, Dutch, German, French and Spanish (folded), and conversational filler. */
 const stopWords = new Set(
   `a about above after again all also am an and any are as at be because been before being below between both

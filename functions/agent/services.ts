@@ -17,6 +17,12 @@
  *   TOOL_CREDENTIALS_KEY_ID        KMS key that seals look-up tool credentials (set by the stack)
  *   TOOL_CREDENTIALS_KEY_FILE      local runtime only: the key file used instead of KMS
  *   TOOL_HTTP_ORIGIN_OVERRIDES     local runtime only: platform origin → local fake (the sample shop)
+ *   EMBEDDING_MODEL_ID             Bedrock embedding model of scripted and Bedrock chatbots
+ *                                  (default amazon.titan-embed-text-v2:0, 256 dimensions)
+ *   OPENAI_EMBEDDING_MODEL         embedding model an `openai` chatbot's server is asked for
+ *                                  (default text-embedding-3-small, asked for 256 dimensions)
+ *   EMBEDDING_SIMILARITY_BARS      `confident,relevant` cosine bars of the embedding model in use
+ *                                  (default: the model's own, knowledge/embeddings.ts)
  * The local-only settings (all but IMAGE_FETCH_CA_FILE) are ignored on Lambda (net/outbound-address.ts
  * and tools/environment.ts say how).
  *
@@ -40,7 +46,11 @@ import type {
   TurnToolBox,
 } from "#functions/domain/messages";
 import { validationError } from "#functions/errors";
+import type { Embedder } from "#functions/knowledge/embeddings";
+import { TITAN_V2 } from "#functions/knowledge/models";
+import type { Retriever } from "#functions/knowledge/retriever";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
+import type { ChatbotRecord } from "#functions/store/items";
 import type { ToolEnvironment } from "#functions/tools/environment";
 import type { HttpGet } from "#functions/tools/http-get";
 import type { SecretReader } from "#functions/tools/turn";
@@ -57,6 +67,8 @@ export interface AgentEnvironment {
   tools?: ToolEnvironment;
   /** The table look-ups cache results and count requests in (default: the Lambda's). */
   db?: () => Db;
+  /** Embedding models and their similarity bars. */
+  embeddings: { bedrockModel: string; openAiModel: string; bars?: string };
 }
 
 /** Time kept after look-ups for the engine to answer: a model needs another round, the scripted engine none. */
@@ -85,6 +97,11 @@ export async function agentEnvironment(env: NodeJS.ProcessEnv = process.env): Pr
       kind === "secretsmanager" ? { kind, prefix: location } : { kind: "local", directory: location },
     imageFetch: { allowPrivate: allowListFromEnvironment(env) },
     tools: toolEnvironment(env),
+    embeddings: {
+      bedrockModel: env.EMBEDDING_MODEL_ID || TITAN_V2,
+      openAiModel: env.OPENAI_EMBEDDING_MODEL || "text-embedding-3-small",
+      ...(env.EMBEDDING_SIMILARITY_BARS ? { bars: env.EMBEDDING_SIMILARITY_BARS } : {}),
+    },
   };
 }
 
@@ -112,7 +129,84 @@ export function createAgentServices(
   let secrets: ((name: string) => Promise<string>) | undefined;
   let toolHttp: HttpGet | undefined;
   let toolSecrets: SecretReader | undefined;
+  const embedders = new Map<string, Embedder>();
+  let retriever: Retriever | undefined;
+  const bedrockClient = async (environment: AgentEnvironment) => {
+    if (!bedrock) {
+      const { createBedrockClient } = await import("#functions/agent/bedrock-engine");
+      bedrock = createBedrockClient({ region: environment.bedrockRegion });
+    }
+    return bedrock;
+  };
+  /** The chatbot's embedder: its own OpenAI-compatible server's, else Bedrock's; one per instance and configuration. */
+  const embedderFor = async (chatbot: ChatbotRecord): Promise<Embedder> => {
+    const environment = await environmentOf();
+    const { embeddings } = environment;
+    const key =
+      chatbot.engine.kind === "openai"
+        ? `openai ${chatbot.engine.baseUrl} ${chatbot.engine.apiKeySecret ?? ""} ${embeddings.openAiModel}`
+        : `bedrock ${embeddings.bedrockModel}`;
+    const found = embedders.get(key);
+    if (found) return found;
+    const { createOpenAiEmbedder, createTitanEmbedder, similarityBars } = await import(
+      "#functions/knowledge/embeddings"
+    );
+    let embedder: Embedder;
+    if (chatbot.engine.kind === "openai") {
+      secrets ??= modelSecretReader(environment.modelSecrets);
+      const model = embeddings.openAiModel;
+      embedder = createOpenAiEmbedder({
+        baseUrl: chatbot.engine.baseUrl,
+        apiKey: chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
+        model,
+        // Only OpenAI's text-embedding-3 models can shorten their vectors; others give their own size.
+        ...(model.startsWith("text-embedding-3") ? { dimensions: 256 } : {}),
+        bars: similarityBars(model, embeddings.bars),
+      });
+    } else {
+      embedder = createTitanEmbedder({
+        client: await bedrockClient(environment),
+        model: embeddings.bedrockModel,
+        bars: similarityBars(embeddings.bedrockModel, embeddings.bars),
+      });
+    }
+    embedders.set(key, embedder);
+    return embedder;
+  };
   return {
+    knowledgeIndexed(organizationId, chatbotId) {
+      return retriever?.has(organizationId, chatbotId) ?? false;
+    },
+    async retrieve(request) {
+      const { chatbot } = request.bundle;
+      if (!retriever) {
+        const [{ createRetriever }, { readEntryKnowledge }, { contextFromEnvironment }] = await Promise.all([
+          import("#functions/knowledge/retriever"),
+          import("#functions/knowledge/entry-passages"),
+          import("#functions/domain/context"),
+        ]);
+        const environment = await environmentOf();
+        const ctx = environment.db
+          ? { db: environment.db(), clock: Date.now }
+          : contextFromEnvironment("turn");
+        retriever ??= createRetriever((organizationId, chatbotId, version) =>
+          readEntryKnowledge(ctx, organizationId, chatbotId, version),
+        );
+      }
+      const version = chatbot.knowledgeVersion ?? 0;
+      const hasPassages = version > 0 || (request.bundle.knowledge?.passages.length ?? 0) > 0;
+      return retriever.retrieve({
+        organizationId: chatbot.organizationId,
+        chatbotId: chatbot.chatbotId,
+        version,
+        question: request.question,
+        // No passages: no embedding call either.
+        embedder: hasPassages ? await embedderFor(chatbot) : undefined,
+        ...(request.limit ? { limit: request.limit } : {}),
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(request.bundle.knowledge ? { preloaded: request.bundle.knowledge } : {}),
+      });
+    },
     async resolveAttachments(attachments, signal) {
       // Nothing to read: image fetching need not even load.
       if (attachments.length === 0) return [];
@@ -130,20 +224,13 @@ export function createAgentServices(
           return createScriptedEngine({
             welcomeMessage: chatbot.welcomeMessage,
             fallbackReply: chatbot.fallbackReply,
-            knowledge: bundle.knowledge.map((entry) => {
-              const { entryId, createdAt: _createdAt, ...content } = entry;
-              return { id: entryId, ...content };
-            }),
             ...(bundle.tools.length > 0 ? { hook: lookupHook } : {}),
           });
         }
         case "bedrock": {
-          const { createBedrockClient, createBedrockEngine } = await import(
-            "#functions/agent/bedrock-engine"
-          );
-          bedrock ??= createBedrockClient({ region: environment.bedrockRegion });
+          const { createBedrockEngine } = await import("#functions/agent/bedrock-engine");
           return createBedrockEngine({
-            client: bedrock,
+            client: await bedrockClient(environment),
             modelId: chatbot.engine.modelId,
             ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
           });

@@ -1,20 +1,21 @@
 /**
- * Chatbots and their knowledge entries (operator side), and the one read a conversation turn needs:
- * the chatbot's settings, knowledge and tools in a single Query of the chatbot's partition.
+ * Chatbots and their knowledge entries (operator side), and what a conversation turn reads of its
+ * chatbot (`loadChatbotBundle`): its item, with its tools and knowledge kept per instance by version.
  */
 import { randomUUID } from "node:crypto";
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { writeWithVersion } from "#functions/domain/chatbot-versions";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
-import { deleteExisting, putNew, refusedAs, refusedItem } from "#functions/store/conditions";
+import { readEntryKnowledge } from "#functions/knowledge/entry-passages";
+import type { LoadedKnowledge } from "#functions/knowledge/retriever";
+import { deleteExisting, putNew, putNewAction, refusedItem } from "#functions/store/conditions";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
   type EngineConfig,
-  entities,
-  entityOf,
   gsi1,
   type Item,
   items,
@@ -91,24 +92,25 @@ export async function updateChatbot(
   chatbotId: string,
   changes: Partial<ChatbotSettings>,
 ): Promise<ChatbotRecord> {
-  // The item also carries the knowledge version, which ingestion bumps at any time: the write keeps
-  // the one it read, so it is refused if that moved, and then made again on a fresh read.
+  // The item also carries the knowledge and tools versions, which their changes bump at any time:
+  // the write keeps the ones it read, so it is refused if one moved, and then made again on a fresh read.
   for (let attempt = 1; ; attempt++) {
     const current = await getChatbot(ctx, organizationId, chatbotId);
     const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
-    const versionKept =
-      current.knowledgeVersion === undefined
-        ? "attribute_not_exists(knowledgeVersion)"
-        : "knowledgeVersion = :version";
+    const kept = (["knowledgeVersion", "toolsVersion"] as const).map((part) =>
+      current[part] === undefined
+        ? { condition: `attribute_not_exists(${part})`, values: {} }
+        : { condition: `${part} = :${part}`, values: { [`:${part}`]: current[part] } },
+    );
     try {
       await ctx.db.client.send(
         new PutCommand({
           TableName: ctx.db.tableName,
           Item: items.chatbot(next),
-          ConditionExpression: `updatedAt = :seen AND ${versionKept}`,
+          ConditionExpression: ["updatedAt = :seen", ...kept.map((part) => part.condition)].join(" AND "),
           ExpressionAttributeValues: {
             ":seen": current.updatedAt,
-            ...(current.knowledgeVersion === undefined ? {} : { ":version": current.knowledgeVersion }),
+            ...Object.assign({}, ...kept.map((part) => part.values)),
           },
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
@@ -174,47 +176,115 @@ export async function deleteChatbot(
   }
 }
 
-/** Everything a turn needs about its chatbot, in one Query of the chatbot's partition. */
+/**
+ * What a turn needs about its chatbot: its item (settings and the versions of what instances keep),
+ * its tools, and, read beside them by an instance that holds no knowledge index for it yet, its
+ * knowledge entries. A turn's reads do not grow with the chatbot: one `GetItem` of its item (whose
+ * size the settings' limits bound), the tools from this instance's memory while `toolsVersion` is
+ * the one kept (else one `Query` of the tools' range, bounded by the tool limit), the knowledge from
+ * the retriever's memory while `knowledgeVersion` is the one indexed (knowledge/retriever.ts).
+ */
 export interface ChatbotBundle {
   chatbot: ChatbotRecord;
-  knowledge: KnowledgeEntryRecord[];
   /** Raw tool items; tools/ maps them (kept opaque here so this module doesn't depend on tools/). */
   tools: Item[];
+  /** The knowledge entries, when asked for (`readKnowledge`), as passages of the version read. */
+  knowledge?: LoadedKnowledge;
 }
+
+/** Tools kept per instance, by chatbot: the version they were read at. */
+const toolsKept = new Map<string, { version: number; tools: Item[]; verified: boolean; readAt: number }>();
+const TOOLS_KEPT = 200;
+/** A speculative read (beside the chatbot's item, unordered with it) is read again after this long. */
+const UNVERIFIED_FOR_MS = 30_000;
 
 export async function loadChatbotBundle(
   ctx: DomainContext,
   organizationId: string,
   chatbotId: string,
+  options: { readKnowledge?: boolean } = {},
 ): Promise<ChatbotBundle | undefined> {
-  let chatbot: ChatbotRecord | undefined;
-  const knowledge: KnowledgeEntryRecord[] = [];
+  const cacheKey = `${organizationId}/${chatbotId}`;
+  const kept = toolsKept.get(cacheKey);
+  const readTools = () => queryToolItems(ctx, organizationId, chatbotId);
+  // Nothing kept: the tools (and knowledge) are read beside the item, so a cold instance's turn
+  // keeps its round trips. Their version is then the item's, though the reads are not ordered; such
+  // a read is checked again a little later (below), off the turn's path.
+  const [item, speculativeTools, entries] = await Promise.all([
+    ctx.db.client.send(
+      new GetCommand({ TableName: ctx.db.tableName, Key: keys.chatbot(organizationId, chatbotId) }),
+    ),
+    kept ? undefined : readTools(),
+    options.readKnowledge ? readEntryKnowledge(ctx, organizationId, chatbotId, 0) : undefined,
+  ]);
+  if (!item.Item) {
+    toolsKept.delete(cacheKey);
+    return undefined;
+  }
+  const chatbot = records.chatbot(item.Item);
+  const version = chatbot.toolsVersion ?? 0;
+  let tools: Item[];
+  if (speculativeTools) {
+    tools = speculativeTools;
+    keepTools(cacheKey, { version, tools, verified: false, readAt: ctx.clock() });
+  } else if (kept && kept.version === version) {
+    tools = kept.tools;
+    if (!kept.verified && ctx.clock() - kept.readAt > UNVERIFIED_FOR_MS) {
+      kept.verified = true;
+      void readTools()
+        .then((fresh) => keepTools(cacheKey, { version, tools: fresh, verified: true, readAt: ctx.clock() }))
+        .catch(() => {
+          kept.verified = false;
+        });
+    }
+  } else {
+    // The tools changed since this instance read them: read them again (a rare extra round trip).
+    tools = await readTools();
+    keepTools(cacheKey, { version, tools, verified: true, readAt: ctx.clock() });
+  }
+  return {
+    chatbot,
+    tools,
+    ...(entries ? { knowledge: { ...entries, version: chatbot.knowledgeVersion ?? 0 } } : {}),
+  };
+}
+
+function keepTools(
+  key: string,
+  value: { version: number; tools: Item[]; verified: boolean; readAt: number },
+): void {
+  toolsKept.delete(key);
+  toolsKept.set(key, value);
+  while (toolsKept.size > TOOLS_KEPT) {
+    const oldest = toolsKept.keys().next().value;
+    if (oldest === undefined) break;
+    toolsKept.delete(oldest);
+  }
+}
+
+async function queryToolItems(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<Item[]> {
   const tools: Item[] = [];
   let exclusiveStartKey: Item | undefined;
   do {
     const page = await ctx.db.client.send(
       new QueryCommand({
         TableName: ctx.db.tableName,
-        KeyConditionExpression: "PK = :pk",
-        ExpressionAttributeValues: { ":pk": prefixes.chatbotPartition(organizationId, chatbotId) },
+        KeyConditionExpression: "PK = :pk AND begins_with(SK, :tools)",
+        ExpressionAttributeValues: {
+          ":pk": prefixes.chatbotPartition(organizationId, chatbotId),
+          ":tools": prefixes.tools,
+        },
         ExclusiveStartKey: exclusiveStartKey,
       }),
     );
-    for (const item of page.Items ?? []) {
-      switch (entityOf(item)) {
-        case entities.chatbot:
-          chatbot = records.chatbot(item);
-          break;
-        case entities.knowledgeEntry:
-          knowledge.push(records.knowledgeEntry(item));
-          break;
-        default:
-          if (typeof item.SK === "string" && item.SK.startsWith(prefixes.tools)) tools.push(item);
-      }
-    }
+    tools.push(...(page.Items ?? []));
     exclusiveStartKey = page.LastEvaluatedKey;
   } while (exclusiveStartKey);
-  return chatbot ? { chatbot, knowledge, tools } : undefined;
+  return tools;
 }
 
 // ---------- knowledge entries ----------
@@ -227,7 +297,6 @@ export async function addKnowledgeEntry(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; entry: KnowledgeEntryInput },
 ): Promise<KnowledgeEntryRecord> {
-  await getChatbot(ctx, input.organizationId, input.chatbotId);
   checkKnowledgeTexts(input.entry);
   const existing = await listKnowledgeEntries(ctx, input.organizationId, input.chatbotId);
   if (existing.length >= chatbotLimits.knowledgeEntries) {
@@ -240,11 +309,17 @@ export async function addKnowledgeEntry(
     entryId: randomUUID(),
     createdAt: isoTime(ctx.clock()),
   };
-  await ctx.db.client.send(
-    new PutCommand({
-      TableName: ctx.db.tableName,
-      Item: items.knowledgeEntry(input.organizationId, input.chatbotId, record),
-    }),
+  await writeWithVersion(
+    ctx,
+    {
+      organizationId: input.organizationId,
+      chatbotId: input.chatbotId,
+      part: "knowledgeVersion",
+      actions: [
+        putNewAction(ctx.db.tableName, items.knowledgeEntry(input.organizationId, input.chatbotId, record)),
+      ],
+    },
+    () => new AppError("conflict"),
   );
   return record;
 }
@@ -254,9 +329,25 @@ export async function listKnowledgeEntries(
   organizationId: string,
   chatbotId: string,
 ): Promise<KnowledgeEntryRecord[]> {
-  const bundle = await loadChatbotBundle(ctx, organizationId, chatbotId);
-  if (!bundle) throw new AppError("chatbot_not_found");
-  return bundle.knowledge;
+  const found: KnowledgeEntryRecord[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await ctx.db.client.send(
+      new QueryCommand({
+        TableName: ctx.db.tableName,
+        KeyConditionExpression: "PK = :pk AND begins_with(SK, :knowledge)",
+        ExpressionAttributeValues: {
+          ":pk": prefixes.chatbotPartition(organizationId, chatbotId),
+          ":knowledge": prefixes.knowledge,
+        },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    found.push(...(page.Items ?? []).map(records.knowledgeEntry));
+    exclusiveStartKey = page.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  if (found.length === 0) await getChatbot(ctx, organizationId, chatbotId);
+  return found;
 }
 
 /** Replaces an entry's texts (its kind stays); the entry must exist. */
@@ -278,14 +369,22 @@ export async function updateKnowledgeEntry(
     entryId: current.entryId,
     createdAt: current.createdAt,
   };
-  await refusedAs(
-    ctx.db.client.send(
-      new PutCommand({
-        TableName: ctx.db.tableName,
-        Item: items.knowledgeEntry(input.organizationId, input.chatbotId, record),
-        ConditionExpression: "attribute_exists(PK)",
-      }),
-    ),
+  await writeWithVersion(
+    ctx,
+    {
+      organizationId: input.organizationId,
+      chatbotId: input.chatbotId,
+      part: "knowledgeVersion",
+      actions: [
+        {
+          Put: {
+            TableName: ctx.db.tableName,
+            Item: items.knowledgeEntry(input.organizationId, input.chatbotId, record),
+            ConditionExpression: "attribute_exists(PK)",
+          },
+        },
+      ],
+    },
     () => new AppError("knowledge_entry_not_found"),
   );
   return record;
@@ -304,11 +403,30 @@ export async function removeKnowledgeEntry(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; entryId: string },
 ): Promise<void> {
-  await deleteExisting(
-    ctx.db,
-    keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
-    () => new AppError("knowledge_entry_not_found"),
-  );
+  try {
+    await writeWithVersion(
+      ctx,
+      {
+        organizationId: input.organizationId,
+        chatbotId: input.chatbotId,
+        part: "knowledgeVersion",
+        actions: [
+          {
+            Delete: {
+              TableName: ctx.db.tableName,
+              Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
+              ConditionExpression: "attribute_exists(PK)",
+            },
+          },
+        ],
+      },
+      () => new AppError("knowledge_entry_not_found"),
+    );
+  } catch (error) {
+    if (error instanceof AppError && error.code === "chatbot_not_found")
+      throw new AppError("knowledge_entry_not_found");
+    throw error;
+  }
 }
 
 // ---------- checks ----------

@@ -33,8 +33,16 @@ import { randomUUID } from "node:crypto";
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { raceAbort } from "#functions/agent/deadline";
-import type { ChatEngine, EngineReply, HistoryMessage, ImageInput, ToolBox } from "#functions/agent/engine";
+import type {
+  ChatEngine,
+  EngineReply,
+  HistoryMessage,
+  ImageInput,
+  ToolBox,
+  TurnKnowledge,
+} from "#functions/agent/engine";
 import { isEngineError } from "#functions/agent/engine-error";
+import { isGreeting } from "#functions/agent/greetings";
 import { asksForPerson, REQUEST_HUMAN_TOOL, withRequestHuman } from "#functions/agent/handoff";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
@@ -43,6 +51,9 @@ import { changeStatus } from "#functions/domain/conversation-states";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError, serviceUnavailable } from "#functions/errors";
+import { recordGap } from "#functions/knowledge/gaps";
+import { fitToBudget, groundingFrom } from "#functions/knowledge/grounding";
+import type { Retrieval } from "#functions/knowledge/retriever";
 import { describeError, log } from "#functions/log";
 import { cancellationReasons, putNewAction, type TransactAction } from "#functions/store/conditions";
 import {
@@ -83,6 +94,17 @@ export interface AgentServices {
   engineFor(bundle: ChatbotBundle): Promise<ChatEngine>;
   /** The chatbot's look-up tools for this turn (collect-before-call is enforced inside). */
   toolBoxFor(turn: ToolBoxRequest): Promise<TurnToolBox>;
+  /** The passages the chatbot's knowledge holds for a question, best first (knowledge/retriever.ts). */
+  retrieve(request: KnowledgeRequest): Promise<Retrieval>;
+  /** This instance holds the chatbot's knowledge index: nothing of it need be read beside the chatbot. */
+  knowledgeIndexed(organizationId: string, chatbotId: string): boolean;
+}
+
+export interface KnowledgeRequest {
+  bundle: ChatbotBundle;
+  question: string;
+  limit?: number;
+  signal?: AbortSignal;
 }
 
 /**
@@ -177,8 +199,11 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     else log.info("completing a turn an earlier attempt began", { turn: resumed });
 
     // Round trip 2: the chatbot, beside the turn's claim (or, completing a turn, its history).
+    const chatbotId = start.conversation.chatbotId;
     const [bundle, begun] = await Promise.all([
-      loadChatbotBundle(ctx, input.organizationId, start.conversation.chatbotId),
+      loadChatbotBundle(ctx, input.organizationId, chatbotId, {
+        readKnowledge: !ctx.agent.knowledgeIndexed(input.organizationId, chatbotId),
+      }),
       resumed === undefined
         ? ctx.agent
             .resolveAttachments(input.attachments, abort.signal)
@@ -224,6 +249,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
     });
 
     const repliedAt = isoTime(ctx.clock());
+    const sources = reply.sources ?? [];
     const replies: MessageRecord[] = reply.messages.map((content, position) => ({
       messageId: position === 0 ? firstReplyId : randomUUID(),
       conversationId: conversation.conversationId,
@@ -241,15 +267,28 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         ? { modelLatencyMs: reply.modelLatencyMs }
         : {}),
       ...(position === 0 && reply.lookups ? { lookups: reply.lookups } : {}),
+      ...(position === 0 && sources.length > 0 ? { sources } : {}),
     }));
     const result: TurnResult = {
       conversationId: conversation.conversationId,
       status: reply.handoff ? "handoff" : conversation.status,
       messages: replies,
     };
+    const fallback = reply.fallback || reply.messages.join("\n") === bundle.chatbot.fallbackReply.trim();
     // Round trip 3: the replies, with what goes beside them.
     await Promise.all([
       storeReplies(ctx, input.organizationId, result, input.fence),
+      // A question the knowledge could not answer (knowledge/gaps.ts): counted beside the reply.
+      reply.gap && (fallback || !reply.gap.confident)
+        ? recordGap(ctx, {
+            organizationId: input.organizationId,
+            chatbotId: conversation.chatbotId,
+            conversationId: conversation.conversationId,
+            question: input.message,
+            at: started,
+            ...(reply.gap.vector ? { vector: reply.gap.vector } : {}),
+          }).catch((error: unknown) => log.warn("could not record a knowledge gap", describeError(error)))
+        : undefined,
       keepCollected(ctx, conversation, reply.collected),
       // In parallel with the reply's write: counting adds no wait (domain/usage.ts).
       recordTurnUsage(ctx, {
@@ -259,7 +298,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         at: started,
         replies: replies.length,
         // The fallback reply, whether the engine failed or (scripted) had no answer.
-        fallback: reply.fallback || reply.messages.join("\n") === bundle.chatbot.fallbackReply.trim(),
+        fallback,
         ...(reply.usage
           ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens }
           : {}),
@@ -549,7 +588,12 @@ interface ReplyRequest {
   stream?: TurnStream;
 }
 
-type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs"> & {
+type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs" | "sources"> & {
+  /**
+   * A question the turn put to the knowledge (text, not a greeting, no look-up, no handoff): whether
+   * a confident passage was found, and the question's embedding, for the gap record.
+   */
+  gap?: { confident: boolean; vector?: { model: string; values: Float32Array } };
   engine: string;
   fallback: boolean;
   /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
@@ -575,8 +619,18 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     const lookups = tools?.lookups?.() ?? [];
     return { ...(values ? { collected: values } : {}), ...(lookups.length > 0 ? { lookups } : {}) };
   };
+  const question = request.message.text.trim();
+  // Set once the knowledge was asked: what a fallback reply records as a gap.
+  let asked: Retrieval | undefined;
+  const gapOf = (retrieval: Retrieval | undefined): Reply["gap"] =>
+    retrieval && !isGreeting(question)
+      ? {
+          confident: retrieval.confident,
+          ...(retrieval.questionVector ? { vector: retrieval.questionVector } : {}),
+        }
+      : undefined;
   try {
-    const [engine, toolBox] = await Promise.all([
+    const [engine, toolBox, retrieval] = await Promise.all([
       ctx.agent.engineFor(request.bundle),
       ctx.agent.toolBoxFor({
         organizationId: chatbot.organizationId,
@@ -585,8 +639,23 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         visitorTexts: request.visitorTexts,
         deadline: request.deadline,
       }),
+      // The knowledge, beside the engine and tools: from memory, plus the question's embedding.
+      question
+        ? raceAbort(
+            ctx.agent.retrieve({ bundle: request.bundle, question, signal: request.signal }),
+            request.signal,
+          ).catch((error: unknown): undefined => {
+            log.warn("knowledge retrieval failed; answering without it", describeError(error));
+            return undefined;
+          })
+        : undefined,
     ]);
     tools = toolBox;
+    asked = retrieval;
+    const history = request.history.flatMap(toHistoryMessage);
+    const knowledge = retrieval?.hasKnowledge
+      ? knowledgeForTurn(retrieval, engine.kind, chatbot.instructions, question, history)
+      : undefined;
     const handoff = chatbot.handoff?.allowed ? chatbot.handoff : undefined;
     if (handoff && engine.kind === "scripted" && asksForPerson(request.message.text, handoff.phrases)) {
       onText?.(handoff.message);
@@ -606,7 +675,8 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     const reply = await raceAbort(
       engine.reply({
         instructions: chatbot.instructions,
-        history: request.history.flatMap(toHistoryMessage),
+        history: knowledge?.history ?? history,
+        ...(knowledge ? { knowledge: knowledge.turn } : {}),
         message: request.message,
         tools: offered ?? toolBox,
         settings: { temperature: chatbot.temperature, maxOutputTokens: chatbot.maxOutputTokens },
@@ -645,20 +715,30 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
     }
     const messages = reply.messages.map((text) => text.trim()).filter((text) => text.length > 0);
     if (messages.length === 0) throw new Error("engine returned no text");
+    const made = collected();
+    // A look-up's answer keeps its own behaviour: it cites no passage and is no knowledge gap.
+    const lookedUp = reply.toolCalls > 0 || (made.lookups?.length ?? 0) > 0;
     log.info("turn answered", {
       engine: engine.kind,
       toolCalls: reply.toolCalls,
       modelLatencyMs: reply.modelLatencyMs,
       inputTokens: reply.usage?.inputTokens,
       outputTokens: reply.usage?.outputTokens,
+      passages: knowledge?.turn.passages.length,
+      retrievalMs: retrieval
+        ? Math.round(retrieval.timings.embedMs + retrieval.timings.loadMs + retrieval.timings.searchMs)
+        : undefined,
     });
+    const gap = lookedUp ? undefined : gapOf(retrieval);
     return {
       messages,
       engine: engine.kind,
       fallback: false,
       ...(reply.usage ? { usage: reply.usage } : {}),
       ...(reply.modelLatencyMs === undefined ? {} : { modelLatencyMs: reply.modelLatencyMs }),
-      ...collected(),
+      ...(!lookedUp && reply.sources?.length ? { sources: reply.sources } : {}),
+      ...(gap ? { gap } : {}),
+      ...made,
     };
   } catch (error) {
     log.warn("engine failed; answering with the fallback reply", {
@@ -676,8 +756,45 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
             : "failed",
       );
     }
-    return { messages: [chatbot.fallbackReply], engine: chatbot.engine.kind, fallback: true, ...collected() };
+    const made = collected();
+    const gap = made.lookups?.length ? undefined : gapOf(asked);
+    return {
+      messages: [chatbot.fallbackReply],
+      engine: chatbot.engine.kind,
+      fallback: true,
+      ...(gap ? { gap } : {}),
+      ...made,
+    };
   }
+}
+
+/**
+ * The knowledge an engine gets for the turn: the relevant passages (for a model, fitted with the
+ * history into the input budget, knowledge/grounding.ts) and the best confident one (what the
+ * scripted engine answers with).
+ */
+function knowledgeForTurn(
+  retrieval: Retrieval,
+  engine: ChatEngine["kind"],
+  instructions: string,
+  question: string,
+  history: HistoryMessage[],
+): { turn: TurnKnowledge; history: HistoryMessage[] } {
+  const passages = groundingFrom(retrieval.passages).passages;
+  const confident = new Set(passages.filter((_, position) => retrieval.passages[position]?.confident));
+  const answer = passages.find((passage) => confident.has(passage));
+  const fitted =
+    engine === "scripted"
+      ? { passages, history }
+      : fitToBudget({ instructions, message: question, passages, history });
+  return {
+    turn: {
+      passages: fitted.passages,
+      cited: fitted.passages.filter((passage) => confident.has(passage)),
+      ...(answer ? { answer } : {}),
+    },
+    history: fitted.history,
+  };
 }
 
 /** What the model sees of a stored message: status changes not at all, a person's replies as the assistant side. */

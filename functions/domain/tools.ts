@@ -12,12 +12,13 @@ import { randomUUID } from "node:crypto";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod/mini";
 import type { ToolOutcome } from "#functions/agent/engine";
+import { writeWithVersion } from "#functions/domain/chatbot-versions";
 import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import type { EnvelopeCipher } from "#functions/secrets/envelope";
-import { deleteExisting, putIfUnchanged, putNew } from "#functions/store/conditions";
+import { putNewAction } from "#functions/store/conditions";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
 import type { HttpGet } from "#functions/tools/http-get";
 import { type ConfiguredTool, configureTool, lookupTemplates } from "#functions/tools/registry";
@@ -191,7 +192,16 @@ export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<T
     updatedAt: now,
   };
   const record = await withCredentials(ctx, checkedRecord(base), input.credentials);
-  await putNew(ctx.db, items.tool(record), () => new AppError("conflict"));
+  await writeWithVersion(
+    ctx,
+    {
+      organizationId: input.organizationId,
+      chatbotId: input.chatbotId,
+      part: "toolsVersion",
+      actions: [putNewAction(ctx.db.tableName, items.tool(record))],
+    },
+    () => new AppError("conflict"),
+  );
   return viewOf(record);
 }
 
@@ -231,7 +241,25 @@ export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Pro
     updatedAt: laterThan(current.updatedAt, isoTime(ctx.clock())),
   });
   if (input.credentials) next = await withCredentials(ctx, next, input.credentials);
-  await putIfUnchanged(ctx.db, items.tool(next), current.updatedAt, () => new AppError("conflict"));
+  await writeWithVersion(
+    ctx,
+    {
+      organizationId: input.organizationId,
+      chatbotId: input.chatbotId,
+      part: "toolsVersion",
+      actions: [
+        {
+          Put: {
+            TableName: ctx.db.tableName,
+            Item: items.tool(next),
+            ConditionExpression: "updatedAt = :seen",
+            ExpressionAttributeValues: { ":seen": current.updatedAt },
+          },
+        },
+      ],
+    },
+    () => new AppError("conflict"),
+  );
   return viewOf(next);
 }
 
@@ -239,11 +267,30 @@ export async function removeTool(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; toolId: string },
 ): Promise<void> {
-  await deleteExisting(
-    ctx.db,
-    keys.tool(input.organizationId, input.chatbotId, input.toolId),
-    () => new AppError("tool_not_found"),
-  );
+  try {
+    await writeWithVersion(
+      ctx,
+      {
+        organizationId: input.organizationId,
+        chatbotId: input.chatbotId,
+        part: "toolsVersion",
+        actions: [
+          {
+            Delete: {
+              TableName: ctx.db.tableName,
+              Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
+              ConditionExpression: "attribute_exists(PK)",
+            },
+          },
+        ],
+      },
+      () => new AppError("tool_not_found"),
+    );
+  } catch (error) {
+    // A tool of a chatbot that is gone is gone with it.
+    if (error instanceof AppError && error.code === "chatbot_not_found") throw new AppError("tool_not_found");
+    throw error;
+  }
 }
 
 // ---------- testing a tool against its platform ----------

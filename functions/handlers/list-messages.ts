@@ -4,6 +4,7 @@ import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
+import { messageSources } from "#functions/http/message-schemas";
 import { toPublicMessage } from "#functions/http/message-view";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
 
@@ -70,6 +71,7 @@ const historyMessage = z.object({
   created_at: isoTimestamp("When the message was stored"),
   agent_name: z.optional(z.string().check(z.describe("Agent messages: the person's display name."))),
   status_change: z.optional(statusChange),
+  sources: messageSources,
 });
 
 const response = z.object({

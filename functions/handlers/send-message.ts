@@ -7,6 +7,7 @@ import { readTurnStart, sendMessage, type TurnContext, type TurnResult } from "#
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { idempotencyMiddleware } from "#functions/http/idempotency";
 import { attachmentInputs, messageBody as body, replyMessage } from "#functions/http/message-schemas";
+import { toReplyView } from "#functions/http/message-view";
 import { readAhead } from "#functions/http/read-ahead";
 
 const response = z.object({
@@ -53,12 +54,7 @@ const render = (turn: TurnResult) => ({
   body: {
     conversation_id: turn.conversationId,
     status: turn.status,
-    messages: turn.messages.map((message) => ({
-      message_id: message.messageId,
-      role: "assistant" as const,
-      content: message.content,
-      created_at: message.createdAt,
-    })),
+    messages: turn.messages.map(toReplyView),
   },
 });
 

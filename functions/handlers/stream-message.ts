@@ -20,7 +20,7 @@ import { apiKeyVerdict } from "#functions/http/api-key-verdict";
 import {
   eventStreamHeaders,
   replayedEvents,
-  type StreamedTurnBody,
+  type StoredTurnBody,
   streamedTurnBody,
   TurnEvents,
 } from "#functions/http/event-stream";
@@ -150,7 +150,7 @@ export const handler = apiStreamHandler(
     idempotency: (operation) =>
       idempotencyMiddleware(operation, () => ctx, { alongsideClaim: turnStart.begin }),
     replay: (stored) => ({
-      stream: Readable.from([replayedEvents(JSON.parse(stored.body) as StreamedTurnBody)]),
+      stream: Readable.from([replayedEvents(JSON.parse(stored.body) as StoredTurnBody)]),
       headers: { ...stored.headers, ...eventStreamHeaders },
       done: Promise.resolve(),
     }),

@@ -4,7 +4,7 @@
  *   event: message.start   data: {"conversation_id","message_id","status"}   (in handoff: message_id
  *                          null, and nothing follows: a person answers, the chatbot is silent)
  *   event: message.delta   data: {"text"}                  the reply's text as the model produces it
- *   event: message.end     data: {"message_id","role","content","created_at"}   the stored message
+ *   event: message.end     data: {"message_id","role","content","created_at","sources"}   the stored message
  *   event: error           data: {"detail"}                the reply failed after the start
  *
  * One start … end per reply message. After an `error` the text received since the start is void:
@@ -16,6 +16,7 @@
 
 import type { TurnFailure, TurnResult } from "#functions/domain/messages";
 import { toFormatB } from "#functions/errors";
+import { type ReplyView, toReplyView } from "#functions/http/message-view";
 import type { ConversationStatus } from "#functions/store/items";
 
 /** Headers of a stream: no proxy may buffer or transform it. */
@@ -37,30 +38,23 @@ export function sseEvent(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-interface StoredMessage {
-  message_id: string;
-  role: "assistant";
-  content: string;
-  created_at: string;
-}
-
 /** The body a completed streamed turn stores with its Idempotency-Key, and replays as events. */
 export interface StreamedTurnBody {
   conversation_id: string;
   status: ConversationStatus;
-  messages: StoredMessage[];
+  messages: ReplyView[];
 }
+
+/** A stored body as read back: one stored before replies carried sources has none. */
+export type StoredTurnBody = Omit<StreamedTurnBody, "messages"> & {
+  messages: (Omit<ReplyView, "sources"> & { sources?: ReplyView["sources"] })[];
+};
 
 export function streamedTurnBody(result: TurnResult, status: ConversationStatus): StreamedTurnBody {
   return {
     conversation_id: result.conversationId,
     status,
-    messages: result.messages.map((message) => ({
-      message_id: message.messageId,
-      role: "assistant",
-      content: message.content,
-      created_at: message.createdAt,
-    })),
+    messages: result.messages.map(toReplyView),
   };
 }
 
@@ -123,17 +117,10 @@ export class TurnEvents {
   }
 }
 
-function storedMessage(message: TurnResult["messages"][number]): StoredMessage {
-  return {
-    message_id: message.messageId,
-    role: "assistant",
-    content: message.content,
-    created_at: message.createdAt,
-  };
-}
+const storedMessage = (message: TurnResult["messages"][number]): ReplyView => toReplyView(message);
 
 /** The events of a completed turn, replayed from what its Idempotency-Key stored. */
-export function replayedEvents(body: StreamedTurnBody): string {
+export function replayedEvents(body: StoredTurnBody): string {
   if (body.messages.length === 0)
     return sseEvent("message.start", {
       conversation_id: body.conversation_id,
@@ -151,7 +138,8 @@ export function replayedEvents(body: StreamedTurnBody): string {
           status: position === 0 ? "open" : body.status,
         }) +
         sseEvent("message.delta", { text: message.content }) +
-        sseEvent("message.end", message),
+        // Replies stored before replies carried sources have none.
+        sseEvent("message.end", { ...message, sources: message.sources ?? [] }),
     )
     .join("");
 }

@@ -103,11 +103,24 @@ export const messageBody = z
     }),
   );
 
+export const sourceRef = z
+  .object({
+    source_id: z.string(),
+    title: z.string(),
+    url: z.nullable(z.string()),
+  })
+  .check(z.describe("A knowledge source of the chatbot (a document, web page, Q&A or text)."));
+
+export const messageSources = z
+  .array(sourceRef)
+  .check(z.describe("The knowledge sources the reply drew on, each once; [] when none."));
+
 export const replyMessage = z.object({
   message_id: z.string(),
   role: z.literal("assistant"),
   content: z.string(),
   created_at: isoTimestamp("When the reply was made"),
+  sources: messageSources,
 });
 
 /** The validated body's attachments as the turn takes them. */

@@ -92,6 +92,14 @@ export const keys = {
     PK: `ORG#${organizationId}#USAGE`,
     SK: `DAY#${day}#BOT#${chatbotId}`,
   }),
+  /**
+   * Questions a chatbot's knowledge could not answer, one item per day and kind of question (a hash
+   * of its words): their own partition, so the chatbot's stays the size of its settings.
+   */
+  knowledgeGap: (organizationId: string, chatbotId: string, day: string, signature: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}#GAPS`,
+    SK: `GAP#${day}#${signature}`,
+  }),
   /** Lists a contact's conversations; written with the conversation. */
   contactConversation: (organizationId: string, contactId: string, conversationId: string): Key => ({
     PK: `ORG#${organizationId}#CONTACT#${contactId}`,
@@ -143,6 +151,8 @@ export const prefixes = {
   deliveriesPartition: (organizationId: string, endpointId: string) =>
     `ORG#${organizationId}#WHEP#${endpointId}`,
   deliveries: "DLV#",
+  gapsPartition: (organizationId: string, chatbotId: string) => `ORG#${organizationId}#BOT#${chatbotId}#GAPS`,
+  gapDay: (day: string) => `GAP#${day}#`,
 } as const;
 
 /**
@@ -322,6 +332,27 @@ export interface UsageRecord {
   lookupUnavailable?: number;
 }
 
+/** Visitors' questions of one kind, on one day, that the chatbot's knowledge could not answer. */
+export interface KnowledgeGapRecord {
+  organizationId: string;
+  chatbotId: string;
+  day: string;
+  /** Hash of the question's words (stop words out, stemmed, sorted): one item per kind of question. */
+  signature: string;
+  /** The first question of this kind asked that day, as the visitor wrote it (at most 500 characters). */
+  question: string;
+  count: number;
+  lastAskedAt: string;
+  /** The conversation it was last asked in. */
+  conversationId: string;
+  /** The question's embedding (int8, base64) and its model, to group similar questions when listed. */
+  vector?: string;
+  model?: string;
+}
+
+/** Knowledge gaps are kept this long (the console lists up to 90 days). */
+export const GAP_RETENTION_DAYS = 100;
+
 /** A conversation as seen from a contact's or an external id's list of conversations. */
 export interface ConversationLinkRecord {
   conversationId: string;
@@ -356,6 +387,12 @@ export interface ChatbotRecord {
    * (knowledge/index-store.ts); absent: never changed. Settings writes keep it as they found it.
    */
   knowledgeVersion?: number;
+  /**
+   * Bumped (atomically, `ADD`, in the same transaction as the change) by every change of the
+   * chatbot's tools: instances keep the tools they read while it stays the same. Absent: 0.
+   * Settings writes keep it as they found it.
+   */
+  toolsVersion?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -572,6 +609,8 @@ export interface MessageRecord {
   fallback?: boolean;
   /** The first reply of a turn: the look-ups the turn made. */
   lookups?: LookupSummary[];
+  /** The first reply of a turn: the knowledge sources it drew on (absent: none). */
+  sources?: { sourceId: string; title: string; url?: string }[];
   /** Agent messages: the person's display name as shown to the visitor. */
   authorName?: string;
   /** System messages: the status change they record. */
@@ -693,6 +732,7 @@ const entity = {
   conversationLink: "ConversationLink",
   webhookEndpoint: "WebhookEndpoint",
   webhookDelivery: "WebhookDelivery",
+  knowledgeGap: "KnowledgeGap",
 } as const;
 
 /** Usage records are kept this long (reports cover at least the last 90 days). */
@@ -889,6 +929,7 @@ export const records = {
   conversationLink: (item: Item) => recordFields(item) as unknown as ConversationLinkRecord,
   webhookEndpoint: (item: Item) => recordFields(item) as unknown as WebhookEndpointRecord,
   webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
+  knowledgeGap: (item: Item) => recordFields(item) as unknown as KnowledgeGapRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

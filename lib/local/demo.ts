@@ -150,7 +150,7 @@ async function ensureDemoTool(ctx: ToolsContext, organizationId: string, chatbot
   });
 }
 
-const knowledge = [
+export const demoKnowledge = [
   {
     kind: "qa" as const,
     question: "How long does shipping take?",
@@ -205,7 +205,7 @@ export async function ensureDemo(
     name: "Demo Shop assistant",
     welcomeMessage: "Hi! I'm the Demo Shop assistant. Ask me about shipping, returns, payment or your order.",
   });
-  for (const entry of knowledge) {
+  for (const entry of demoKnowledge) {
     await addKnowledgeEntry(ctx, {
       organizationId: organization.organizationId,
       chatbotId: chatbot.chatbotId,

@@ -53,6 +53,7 @@ import {
   type RunningEmulator,
   startHttpApiEmulator,
 } from "./http-api-emulator.ts";
+import { type RunningModelStandIn, startModelStandIn } from "./model-stand-in.ts";
 import { type RunningS3, startLocalS3 } from "./s3-local.ts";
 import { type RunningSqsEventSource, startSqsEventSource } from "./sqs-event-source.ts";
 import { type RunningSqs, startLocalSqs } from "./sqs-local.ts";
@@ -158,8 +159,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   let sqs: RunningSqs | undefined;
   let s3: RunningS3 | undefined;
   const knowledgeUploadOrigins: string[] = [];
+  let models: RunningModelStandIn | undefined;
   const sources: (RunningStreamEventSource | RunningSqsEventSource)[] = [];
   try {
+    // Bedrock (embeddings, and a grounded stand-in "model") on this machine, unless the caller
+    // brings its own server speaking Bedrock's protocol (the test suite's scriptable fake).
+    if (!process.env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME) models = await startModelStandIn();
     const ownPlatforms = process.env.TOOL_HTTP_ORIGIN_OVERRIDES;
     if (!ownPlatforms) shop = await startPlatformFakes();
     const overrides = ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {});
@@ -253,6 +258,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
           }),
       ...toolEnvironment,
+      ...(models ? { AWS_ENDPOINT_URL_BEDROCK_RUNTIME: models.endpoint } : {}),
+      // Embeddings here come from the stand-ins' concept model, whose similarities sit lower than
+      // Titan's: its own bars (calibrated on the retrieval set, test/retrieval/).
+      EMBEDDING_SIMILARITY_BARS: process.env.EMBEDDING_SIMILARITY_BARS ?? "0.45,0.25",
       // The people directory and the management authorizer reach cognito-local, as Cognito on AWS.
       AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER: cognito.endpoint,
       COGNITO_USER_POOL_ID: cognito.userPoolId,
@@ -356,7 +365,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...(options.host ? { host: options.host } : {}),
       port: options.streamPort ?? 0,
     });
-    const running = { dynamo, cognito, emulator, streamUrl, shop, sqs, s3, dynamoDb };
+    const running = { dynamo, cognito, emulator, streamUrl, shop, sqs, s3, dynamoDb, models };
     return {
       baseUrl: emulator.baseUrl,
       streamUrl: streamUrl.baseUrl,
@@ -393,6 +402,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         running.dynamoDb.destroy();
         await Promise.all([running.dynamo.stop(), running.cognito.stop()]);
         await running.shop?.stop();
+        await running.models?.close();
       },
     };
   } catch (error) {
@@ -404,6 +414,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await dynamo?.stop();
     await cognito?.stop();
     await shop?.stop();
+    await models?.close();
     throw error;
   }
 }

@@ -5,19 +5,28 @@
  * status + `x-amzn-ErrorType` + `{"message": …}`, over cleartext HTTP/2 as the SDK's default handler
  * expects. It ignores the SigV4 signature, so the real SDK can talk to it with dummy keys.
  */
+import { titanEmbeddingAnswer } from "#test/fakes/embedding-answers";
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from "#test/fakes/scripted-http";
 import { type StreamStep, tokens } from "#test/fakes/stream-steps";
 
 export type FakeBedrock = ScriptedServer;
 
-export function startFakeBedrock(): Promise<FakeBedrock> {
+/**
+ * Converse and ConverseStream answer from the test's queue; InvokeModel (`/model/{id}/invoke`, an
+ * embedding model) answers by itself with the local concept model (test/fakes/embedding-answers.ts),
+ * unless `scriptedInvoke` queues its answers too (to make it fail).
+ */
+export function startFakeBedrock(options: { scriptedInvoke?: boolean } = {}): Promise<FakeBedrock> {
   return startScriptedServer(
     (method, path) => {
-      const match = /^\/model\/([^/]+)\/converse(?:-stream)?$/.exec(path);
+      const match = /^\/model\/([^/]+)\/(converse(?:-stream)?|invoke)$/.exec(path);
       return method === "POST" && match?.[1] ? { modelId: decodeURIComponent(match[1]) } : undefined;
     },
     awsError(404, "UnknownOperationException", "Unknown operation"),
     "h2c",
+    options.scriptedInvoke
+      ? undefined
+      : (_method, path, body) => (path.endsWith("/invoke") ? titanEmbeddingAnswer(body) : undefined),
   );
 }
 

@@ -7,11 +7,16 @@
  *   POST /script   {"modelId", "responses": ScriptedResponse[]}   queue responses
  *   GET  /requests?modelId=…                                       what the SDK sent
  *   POST /release  {"modelId"}                                     let a stream waiting at `hold` go on
+ *   GET  /embedding-calls                                          InvokeModel calls so far
+ * InvokeModel (`/model/{id}/invoke`) answers embedding requests with the local concept model
+ * (test/fakes/embedding-answers.ts), unscripted: every chatbot's retrieval reaches it.
  */
 import { createServer as createHttp1Server } from "node:http";
 import { createServer as createHttp2Server, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { awsError } from "#test/fakes/bedrock-server";
+import { conceptEmbedding } from "#test/fakes/concept-embedding";
+import { titanEmbeddingAnswer } from "#test/fakes/embedding-answers";
 import { type ScriptedResponse, send } from "#test/fakes/scripted-http";
 import { releaseGate } from "#test/fakes/stream-steps";
 
@@ -24,10 +29,13 @@ export interface KeyedBedrock {
 }
 
 export async function startKeyedBedrock(): Promise<KeyedBedrock> {
+  // WordNet is read once, now, rather than inside the first request (about a second on a busy machine).
+  conceptEmbedding("warm up", 8);
   const queues = new Map<string, ScriptedResponse[]>();
   const requests = new Map<string, unknown[]>();
   const sessions = new Set<Http2Session>();
   const gates = new Map<string, ReturnType<typeof releaseGate>>();
+  let embeddingCalls = 0;
   const gateOf = (modelId: string) => {
     const gate = gates.get(modelId) ?? releaseGate();
     gates.set(modelId, gate);
@@ -38,7 +46,16 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const match = /^\/model\/([^/]+)\/converse(?:-stream)?$/.exec((req.url ?? "").split("?")[0] ?? "");
+      const path = (req.url ?? "").split("?")[0] ?? "";
+      // InvokeModel of an embedding model: the local concept model answers, unscripted.
+      const invoke = /^\/model\/([^/]+)\/invoke$/.exec(path);
+      if (invoke) {
+        embeddingCalls++;
+        const body = Buffer.concat(chunks).toString("utf8");
+        send(res, titanEmbeddingAnswer(parseJson(body)));
+        return;
+      }
+      const match = /^\/model\/([^/]+)\/converse(?:-stream)?$/.exec(path);
       const modelId = match?.[1] ? decodeURIComponent(match[1]) : undefined;
       const reply =
         modelId === undefined
@@ -77,6 +94,10 @@ export async function startKeyedBedrock(): Promise<KeyedBedrock> {
         res.end("{}");
         return;
       }
+      if (req.method === "GET" && url.pathname === "/embedding-calls") {
+        res.end(JSON.stringify({ calls: embeddingCalls }));
+        return;
+      }
       if (req.method === "GET" && url.pathname === "/requests") {
         res.end(JSON.stringify(requests.get(url.searchParams.get("modelId") ?? "") ?? []));
         return;
@@ -111,9 +132,20 @@ export const bedrockControl = (controlUrl: string) => ({
   async release(modelId: string): Promise<void> {
     await fetch(`${controlUrl}/release`, { method: "POST", body: JSON.stringify({ modelId }) });
   },
+  async embeddingCalls(): Promise<number> {
+    return ((await (await fetch(`${controlUrl}/embedding-calls`)).json()) as { calls: number }).calls;
+  },
   async requests(modelId: string): Promise<unknown[]> {
     return (await (
       await fetch(`${controlUrl}/requests?modelId=${encodeURIComponent(modelId)}`)
     ).json()) as unknown[];
   },
 });
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

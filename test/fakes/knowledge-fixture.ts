@@ -1,4 +1,14 @@
+import type { TurnKnowledge } from "#functions/agent/engine";
 import type { KnowledgeEntry } from "#functions/agent/retrieval";
+import { entryPassage } from "#functions/knowledge/entry-passages";
+import { groundingFrom } from "#functions/knowledge/grounding";
+import {
+  buildSearchIndex,
+  type IndexedPassage,
+  passageSearchText,
+  searchPassages,
+} from "#functions/knowledge/search-index";
+import { conceptEmbedding } from "#test/fakes/concept-embedding";
 
 /** A small shop's knowledge base: ten entries of both kinds, in the wording an operator would write. */
 export const shopKnowledge: readonly KnowledgeEntry[] = [
@@ -67,3 +77,54 @@ export const shopKnowledge: readonly KnowledgeEntry[] = [
     answer: "Sign in, open Account settings and choose Change email address.",
   },
 ];
+
+/** The shop's entries as the index holds them (knowledge/entry-passages.ts). */
+export const shopPassages: readonly IndexedPassage[] = shopKnowledge.map((entry) =>
+  entryPassage(
+    entry.kind === "qa"
+      ? {
+          entryId: entry.id,
+          kind: "qa",
+          question: entry.question,
+          answer: entry.answer,
+          createdAt: "2026-11-21T00:00:00.000Z",
+        }
+      : {
+          entryId: entry.id,
+          kind: "snippet",
+          text: entry.text,
+          ...(entry.title ? { title: entry.title } : {}),
+          createdAt: "2026-11-21T00:00:00.000Z",
+        },
+  ),
+);
+
+/** Embeddings of the local concept model (the stand-ins' model), at Titan's 256 dimensions. */
+export const conceptEmbeddings = (passages: readonly IndexedPassage[]) => ({
+  model: "local-concepts",
+  dimensions: 256,
+  vectors: passages.map((passage) => Float32Array.from(conceptEmbedding(passageSearchText(passage), 256))),
+});
+
+/** The local concept model's bars: calibrated on the retrieval set (test/retrieval/), as the stand-ins use them. */
+export const conceptBars = { confident: 0.45, relevant: 0.25 };
+
+/**
+ * What a turn's retrieval hands the engine for `question` over `passages` (lexical, and semantic
+ * with the local concept model unless `lexicalOnly`): the same code the turn runs.
+ */
+export function turnKnowledgeFor(
+  question: string,
+  passages: readonly IndexedPassage[] = shopPassages,
+  options: { lexicalOnly?: boolean } = {},
+): TurnKnowledge {
+  const index = buildSearchIndex(passages, options.lexicalOnly ? undefined : conceptEmbeddings(passages));
+  const query = options.lexicalOnly
+    ? undefined
+    : { model: "local-concepts", vector: conceptEmbedding(question, 256) };
+  const ranked = searchPassages(index, question, query, { limit: 5, bars: conceptBars });
+  const grounded = groundingFrom(ranked).passages;
+  const cited = grounded.filter((_, position) => ranked[position]?.confident);
+  const answer = cited[0];
+  return { passages: grounded, cited, ...(answer ? { answer } : {}) };
+}

@@ -3,17 +3,25 @@
  * base URL without the version segment), with `tool_calls`, usage, OpenAI-style errors
  * (`{"error": {"message", "type", "code"}}`, a `Retry-After` header on 429 when asked), and
  * streamed answers (`stream: true`: Server-Sent Events `data: {chunk}` lines, then `data: [DONE]`).
+ * `POST /v1/embeddings` (and `/embeddings`) answers with the local concept model, unscripted
+ * (test/fakes/embedding-answers.ts): the queue holds chat answers only.
  */
+import { conceptEmbedding } from "#test/fakes/concept-embedding";
+import { openAiEmbeddingsAnswer } from "#test/fakes/embedding-answers";
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from "#test/fakes/scripted-http";
 import { type StreamStep, tokens } from "#test/fakes/stream-steps";
 
 export type FakeOpenAi = ScriptedServer;
 
 export function startFakeOpenAi(): Promise<FakeOpenAi> {
+  // WordNet is read once, now, rather than inside the first embeddings request.
+  conceptEmbedding("warm up", 8);
   return startScriptedServer(
     (method, path) =>
-      method === "POST" && (path === "/v1/chat/completions" || path === "/chat/completions") ? {} : undefined,
+      method === "POST" && /^(\/v1)?\/(chat\/completions|embeddings)$/.test(path) ? {} : undefined,
     openAiError(404, "Not found", "invalid_request_error"),
+    "http1",
+    (_method, path, body) => (path.endsWith("/embeddings") ? openAiEmbeddingsAnswer(body) : undefined),
   );
 }
 

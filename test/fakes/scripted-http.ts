@@ -64,10 +64,14 @@ interface Reply {
   on(event: "close", listener: () => void): unknown;
 }
 
+/** Answers some requests by itself (a model stand-in's embeddings), before the scripted queue. */
+export type AutoAnswer = (method: string, path: string, body: unknown) => ScriptedResponse | undefined;
+
 export async function startScriptedServer(
   router: Router,
   notFound: ScriptedResponse,
   protocol: "http1" | "h2c" = "http1",
+  autoAnswer?: AutoAnswer,
 ): Promise<ScriptedServer> {
   const queue: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
@@ -81,7 +85,10 @@ export async function startScriptedServer(
       const params = router(method, path);
       if (!params) return send(res, notFound);
       const text = Buffer.concat(chunks).toString("utf8");
-      requests.push({ method, path, headers: req.headers, body: parseJson(text), params });
+      const body = parseJson(text);
+      requests.push({ method, path, headers: req.headers, body, params });
+      const automatic = autoAnswer?.(method, path, body);
+      if (automatic) return send(res, automatic);
       send(
         res,
         queue.shift() ?? { status: 599, body: { message: "fake server: no scripted response left" } },

@@ -52,6 +52,45 @@ const kinds = [
   { name: "POST /api/message/stream with an Idempotency-Key", stream: true, idempotent: true },
 ] as const;
 
+/** A chatbot with knowledge: its entries must not be read by a warm turn (they live in the index). */
+const knowledge = Array.from({ length: 40 }, (_, i) => ({
+  question: `Question number ${i} about opening hours and shipping?`,
+  answer: `Answer number ${i}: we are open from nine to five, and ship within a day.`,
+}));
+
+describe("a message turn's reads do not grow with the chatbot", () => {
+  it("a warm turn of a chatbot with 40 knowledge entries reads its item once, and no knowledge or tools", async () => {
+    const tenant = await runtime.seedTenant({}, knowledge);
+    const conversationId = await newConversation(tenant);
+    const send = (message: string) =>
+      runtime.call("POST", "/api/message", {
+        key: tenant.apiKey,
+        body: { conversation_id: conversationId, message },
+      });
+    expect((await send("hello")).status).toBe(200);
+
+    const recording = runtime.recordTableCalls(0);
+    let answer: Awaited<ReturnType<typeof send>>;
+    try {
+      answer = await send("what are your opening hours?");
+    } finally {
+      recording.stop();
+    }
+
+    expect(answer.status, answer.text).toBe(200);
+    const calls = recording.calls.filter(turnCall);
+    const shown = calls.map((call) => `${call.operation} ${call.body.slice(0, 200)}`).join("\n");
+    const chatbotPartition = `ORG#${tenant.organizationId}#BOT#${tenant.chatbotId}`;
+    const onChatbot = calls.filter((call) => call.body.includes(`"${chatbotPartition}"`));
+    // The item itself (GetItem), and the claim's check that it still exists: nothing that grows.
+    expect(onChatbot.map((call) => call.operation).sort(), shown).toEqual(["GetItem", "TransactWriteItems"]);
+    expect(
+      calls.some((call) => /KNOW#|TOOL#/.test(call.body)),
+      shown,
+    ).toBe(false);
+  });
+});
+
 describe("a message turn's sequential table round trips", () => {
   for (const kind of kinds) {
     it(`${kind.name}: at most ${TURN_ROUND_TRIPS}`, async () => {

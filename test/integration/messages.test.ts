@@ -41,8 +41,18 @@ describe("sending a message: happy paths", () => {
     expect(response.body.conversation_id).toBe(conversationId);
     expect(response.body.messages.length).toBeGreaterThanOrEqual(1);
     const [reply] = response.body.messages;
-    expect(Object.keys(reply ?? {}).sort()).toEqual(["content", "created_at", "message_id", "role"]);
+    expect(Object.keys(reply ?? {}).sort()).toEqual([
+      "content",
+      "created_at",
+      "message_id",
+      "role",
+      "sources",
+    ]);
     expect(reply).toMatchObject({ role: "assistant", content: "Shipping takes two working days." });
+    // The knowledge entry it answered from, as its source.
+    expect(reply?.sources).toEqual([
+      { source_id: expect.stringMatching(UUID), title: "How long does shipping take?", url: null },
+    ]);
     expect(reply?.message_id).toMatch(UUID);
     expect(reply?.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
   });
@@ -61,6 +71,9 @@ describe("sending a message: happy paths", () => {
 
     expect(greeting.body.messages[0]?.content).toBe("Welcome to the test shop!");
     expect(unknown.body.messages[0]?.content).toBe("Sorry, I don't know that one.");
+    // Neither drew on the knowledge.
+    expect(greeting.body.messages[0]?.sources).toEqual([]);
+    expect(unknown.body.messages[0]?.sources).toEqual([]);
   });
 
   it("stores the visitor's message and the reply, in order, in the history", async () => {
@@ -76,6 +89,13 @@ describe("sending a message: happy paths", () => {
       ["assistant", "Yes, we accept PayPal and credit cards."],
       ["user", "thanks, bye"],
       ["assistant", "Sorry, I don't know that one."],
+    ]);
+    // History carries each reply's sources too: the answer its entry's, the fallback none.
+    expect(history.body.messages.map((message) => message.sources.map((source) => source.title))).toEqual([
+      [],
+      ["Can I pay with PayPal?"],
+      [],
+      [],
     ]);
     expect(history.body).toMatchObject({
       conversation_id: conversationId,

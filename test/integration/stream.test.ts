@@ -113,6 +113,8 @@ describe("streaming a reply: events", () => {
       role: "assistant",
       content: "Two working days within the EU.",
       created_at: expect.stringMatching(ISO_UTC),
+      // The knowledge entry the scripted reply answered from.
+      sources: [{ source_id: expect.stringMatching(UUID), title: "How long does shipping take?", url: null }],
     });
     const history = await api.listMessages(shop.apiKey, conversationId);
     expect(history.body.messages.map((message) => [message.role, message.content])).toEqual([

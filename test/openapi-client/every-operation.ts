@@ -309,6 +309,27 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
         })
       ).data?.entry_id,
   },
+  "/manage/chatbots/{chatbot_id}/knowledge/search": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/chatbots/{chatbot_id}/knowledge/search", {
+          params: { header: organization, path: { chatbot_id: chatbotId } },
+          body: { query: "Do you ship abroad?", limit: 5 },
+        })
+      ).data?.results[0]?.score,
+  },
+  "/manage/chatbots/{chatbot_id}/knowledge-gaps": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/chatbots/{chatbot_id}/knowledge-gaps", {
+          params: {
+            header: organization,
+            path: { chatbot_id: chatbotId },
+            query: { from: "2026-11-01", to: "2026-11-27" },
+          },
+        })
+      ).data?.gaps[0]?.count,
+  },
   "/manage/chatbots/{chatbot_id}/knowledge/{entry_id}": {
     patch: async () =>
       (

@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { createApiKey } from "#functions/domain/api-keys";
-import { type ChatbotSettings, createChatbot } from "#functions/domain/chatbots";
+import { addKnowledgeEntry, type ChatbotSettings, createChatbot } from "#functions/domain/chatbots";
 import { type DomainContext, systemClock } from "#functions/domain/context";
 import { createOrganization } from "#functions/domain/organizations";
 import { createDb } from "#functions/store/dynamodb";
@@ -57,7 +57,10 @@ export interface FaultRuntime {
   stallTableAt(match: (call: TableCall) => boolean): Promise<TableCall>;
   /** Records the table calls from now on, each answer held `holdMs` (dynamodb-tap.ts). */
   recordTableCalls(holdMs: number): CallRecording;
-  seedTenant(chatbot?: Partial<ChatbotSettings>): Promise<FaultTenant>;
+  seedTenant(
+    chatbot?: Partial<ChatbotSettings>,
+    knowledge?: { question: string; answer: string }[],
+  ): Promise<FaultTenant>;
   /** A request to the API; with `stream`, to the stream URL (the text then holds the events). */
   call<T = Record<string, unknown>>(
     method: string,
@@ -151,7 +154,7 @@ function runtimeHandle(parts: {
     resumeTable,
     stallTableAt: (match) => tap.stallWhen(match, stallTable),
     recordTableCalls: (holdMs) => tap.record(holdMs),
-    async seedTenant(chatbot = {}) {
+    async seedTenant(chatbot = {}, knowledge = []) {
       const organization = await createOrganization(domain, {
         name: `Fault org ${randomUUID().slice(0, 8)}`,
         rateLimit: 10_000,
@@ -164,6 +167,13 @@ function runtimeHandle(parts: {
         fallbackReply: "Sorry, I can't help with that right now.",
         ...chatbot,
       });
+      for (const entry of knowledge) {
+        await addKnowledgeEntry(domain, {
+          organizationId: organization.organizationId,
+          chatbotId: bot.chatbotId,
+          entry: { kind: "qa", ...entry },
+        });
+      }
       return { organizationId: organization.organizationId, apiKey: key.apiKey, chatbotId: bot.chatbotId };
     },
     async call(method, path, options = {}) {

@@ -167,7 +167,13 @@ export const api = {
   sendMessage: (key: string, body: Record<string, unknown>, headers?: Record<string, string>) =>
     call<{
       conversation_id: string;
-      messages: { message_id: string; role: string; content: string; created_at: string }[];
+      messages: {
+        message_id: string;
+        role: string;
+        content: string;
+        created_at: string;
+        sources: { source_id: string; title: string; url: string | null }[];
+      }[];
     }>("POST", "/api/message", { key, body, ...(headers ? { headers } : {}) }),
   listMessages: (key: string, conversationId: string, query = "") =>
     call<{
@@ -178,6 +184,7 @@ export const api = {
         content: string;
         attachments: unknown[];
         created_at: string;
+        sources: { source_id: string; title: string; url: string | null }[];
       }[];
       has_more: boolean;
       next_cursor: string | null;

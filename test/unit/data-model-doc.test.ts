@@ -30,6 +30,7 @@ const samples: Record<string, string> = {
   "sha256(externalId)": "exthash",
   endpointId: "endpoint-1",
   deliveryId: "delivery-1",
+  signature: "signature",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -65,6 +66,7 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   usage: ["Usage", keys.usage("org-1", "2026-11-21", "bot-1")],
   webhookEndpoint: ["Webhook endpoint", keys.webhookEndpoint("org-1", "endpoint-1")],
   webhookDelivery: ["Webhook delivery", keys.webhookDelivery("org-1", "endpoint-1", "delivery-1")],
+  knowledgeGap: ["Knowledge gap", keys.knowledgeGap("org-1", "bot-1", "2026-11-21", "signature")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */

@@ -10,7 +10,7 @@ import { createScriptedEngine } from "#functions/agent/scripted-engine";
 import type { ConfiguredTool } from "#functions/tools/registry";
 import { createLookupToolBox } from "#functions/tools/toolbox";
 import { aTurn } from "#test/fakes/engine-turn";
-import { shopKnowledge } from "#test/fakes/knowledge-fixture";
+import { shopKnowledge, turnKnowledgeFor } from "#test/fakes/knowledge-fixture";
 import {
   type PlatformFakes,
   type PlatformName,
@@ -30,7 +30,6 @@ const fallbackReply = "Sorry, I don't know that yet.";
 const engine = createScriptedEngine({
   welcomeMessage: "Welcome!",
   fallbackReply,
-  knowledge: shopKnowledge,
   hook: lookupHook,
 });
 
@@ -54,7 +53,12 @@ function conversation(tools: ConfiguredTool[]) {
         deadline: inSeconds(10),
       });
       const result = await engine.reply(
-        aTurn({ history: [...history], message: { text, images: [] }, tools: box }),
+        aTurn({
+          history: [...history],
+          message: { text, images: [] },
+          tools: box,
+          knowledge: turnKnowledgeFor(text),
+        }),
       );
       collected = box.collected();
       const reply = result.messages.join("\n");

@@ -1,14 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { createScriptedEngine, isGreeting, type ScriptedHook } from "#functions/agent/scripted-engine";
+import { entryPassage } from "#functions/knowledge/entry-passages";
+import { demoKnowledge } from "#lib/local/demo";
 import { aTurn } from "#test/fakes/engine-turn";
-import { shopKnowledge } from "#test/fakes/knowledge-fixture";
+import { shopKnowledge, turnKnowledgeFor } from "#test/fakes/knowledge-fixture";
 
 const welcomeMessage = "Welcome to the shop! How can I help?";
 const fallbackReply = "Sorry, I don't know that yet. A colleague will get back to you.";
-const engine = createScriptedEngine({ welcomeMessage, fallbackReply, knowledge: shopKnowledge });
+const engine = createScriptedEngine({ welcomeMessage, fallbackReply });
+
+/** A turn as the domain builds it: the question, and what retrieval found for it (lexical and semantic). */
+const turnFor = (text: string) => aTurn({ message: { text, images: [] }, knowledge: turnKnowledgeFor(text) });
 
 async function replyTo(text: string): Promise<string | undefined> {
-  const reply = await engine.reply(aTurn({ message: { text, images: [] } }));
+  const reply = await engine.reply(turnFor(text));
   expect(reply.messages).toHaveLength(1);
   return reply.messages[0];
 }
@@ -56,6 +61,30 @@ describe("scripted engine", () => {
     expect(await replyTo(question)).toBe(answerOf(id));
   });
 
+  it.each(["can I return a product?", "what is your return policy"])(
+    "answers the paraphrase %j from the demo's returns entry, which its words alone miss",
+    async (question) => {
+      const passages = demoKnowledge.map((entry, position) =>
+        entryPassage({ ...entry, entryId: `demo-${position}`, createdAt: "2026-11-21T00:00:00.000Z" }),
+      );
+      const returns = passages.find((passage) => passage.sourceTitle === "Can I return my order?");
+      expect(turnKnowledgeFor(question, passages, { lexicalOnly: true }).answer).toBeUndefined();
+      const reply = await engine.reply(
+        aTurn({ message: { text: question, images: [] }, knowledge: turnKnowledgeFor(question, passages) }),
+      );
+      expect(reply.messages).toEqual([returns?.text]);
+      expect(reply.sources).toEqual([{ sourceId: returns?.sourceId, title: "Can I return my order?" }]);
+    },
+  );
+
+  it("cites the source it answered from, and none for a greeting or the fallback", async () => {
+    expect((await engine.reply(turnFor("Can I pay with a credit card?"))).sources).toEqual([
+      { sourceId: "kb-payment", title: "Which payment methods do you accept?" },
+    ]);
+    expect((await engine.reply(turnFor("hello"))).sources).toBeUndefined();
+    expect((await engine.reply(turnFor("Who won the football match yesterday?"))).sources).toBeUndefined();
+  });
+
   it("answers from a snippet with its best sentence", async () => {
     expect(await replyTo("Is there free parking?")).toBe(
       "Customers park for free in the garage under the building.",
@@ -72,19 +101,19 @@ describe("scripted engine", () => {
 
   it("is deterministic: same question, same reply, for a fresh engine too", async () => {
     const question = "do you take paypal or credit cards";
-    const again = createScriptedEngine({
-      welcomeMessage,
-      fallbackReply,
-      knowledge: [...shopKnowledge].reverse(),
-    });
+    const again = createScriptedEngine({ welcomeMessage, fallbackReply });
     const replies = [
-      await engine.reply(aTurn({ message: { text: question, images: [] } })),
-      await engine.reply(aTurn({ message: { text: question, images: [] } })),
-      await again.reply(aTurn({ message: { text: question, images: [] } })),
+      await engine.reply(turnFor(question)),
+      await engine.reply(turnFor(question)),
+      await again.reply(turnFor(question)),
     ];
     expect(replies[1]).toEqual(replies[0]);
     expect(replies[2]).toEqual(replies[0]);
-    expect(replies[0]).toEqual({ messages: [answerOf("kb-payment")], toolCalls: 0 });
+    expect(replies[0]).toEqual({
+      messages: [answerOf("kb-payment")],
+      toolCalls: 0,
+      sources: [{ sourceId: "kb-payment", title: "Which payment methods do you accept?" }],
+    });
   });
 
   it("lets the hook answer before retrieval, and not for greetings", async () => {
@@ -96,11 +125,11 @@ describe("scripted engine", () => {
         ? { messages: ["Order 1042 has shipped."], toolCalls: 1 }
         : undefined;
     };
-    const hooked = createScriptedEngine({ welcomeMessage, fallbackReply, knowledge: shopKnowledge, hook });
+    const hooked = createScriptedEngine({ welcomeMessage, fallbackReply, hook });
     // Act
-    const tracked = await hooked.reply(aTurn({ message: { text: "Where is order 1042?", images: [] } }));
-    const retrieved = await hooked.reply(aTurn({ message: { text: "opening hours", images: [] } }));
-    const greeted = await hooked.reply(aTurn({ message: { text: "hello", images: [] } }));
+    const tracked = await hooked.reply(turnFor("Where is order 1042?"));
+    const retrieved = await hooked.reply(turnFor("opening hours"));
+    const greeted = await hooked.reply(turnFor("hello"));
     // Assess
     expect(tracked).toEqual({ messages: ["Order 1042 has shipped."], toolCalls: 1 });
     expect(retrieved.messages).toEqual([answerOf("kb-hours")]);
@@ -114,7 +143,6 @@ describe("scripted engine, streamed", () => {
     const engine = createScriptedEngine({
       welcomeMessage: "  Welcome to the shop!\n",
       fallbackReply: "Sorry.",
-      knowledge: [],
     });
     const deltas: string[] = [];
     const reply = await engine.reply(

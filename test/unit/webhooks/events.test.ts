@@ -73,6 +73,7 @@ describe("event derivation", () => {
         content: "Your order has shipped.",
         attachments: [],
         created_at: message.createdAt,
+        sources: [],
       },
     });
     expect(events[1]).toMatchObject({
