@@ -4,8 +4,10 @@
  * global profiles, and full ARNs. The destination regions below are the ones the Bedrock user
  * guide lists for those profiles ("Supported Regions and models for inference profiles").
  */
+
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { TITAN_V2 } from "#functions/knowledge/models";
 import { buildApp } from "#lib/app";
 import { synthesize } from "./templates.ts";
 
@@ -33,6 +35,14 @@ function text(value: unknown): string {
  * sets it), or environment-agnostic for `null`.
  */
 function bedrockStatements(bedrockModelIds: string, region: string | null): Statement[] {
+  // The embedding model's grant is always there (its own test below); these tests are about the chat models.
+  return allBedrockStatements(bedrockModelIds, region).filter(
+    (statement) =>
+      !statement.resources.every((resource) => resource.endsWith(`foundation-model/${TITAN_V2}`)),
+  );
+}
+
+function allBedrockStatements(bedrockModelIds: string, region: string | null): Statement[] {
   if (region) {
     vi.stubEnv("CDK_DEFAULT_REGION", region);
     vi.stubEnv("CDK_DEFAULT_ACCOUNT", account);
@@ -87,6 +97,12 @@ afterEach(() => {
 });
 
 describe("Bedrock grants of the message function", () => {
+  it("always the embedding model retrieval uses (Titan Text Embeddings V2), in the stack's region", () => {
+    expect(allBedrockStatements("", "eu-central-1")).toEqual([
+      { actions: invoke, resources: [foundationModel("eu-central-1", TITAN_V2)] },
+    ]);
+  });
+
   it("a foundation-model id: that model in the stack's region, nothing else", () => {
     expect(bedrockStatements("anthropic.claude-3-5-haiku-20241022-v1:0", "eu-central-1")).toEqual([
       {
