@@ -18,6 +18,7 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
+import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
 import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
 
@@ -567,6 +568,8 @@ function Knowledge({ chatbotId }: { chatbotId: string }) {
           }
         </Loaded>
       </article>
+      <TestQuestion chatbotId={chatbotId} />
+      <KnowledgeGaps chatbotId={chatbotId} onAnswered={reload} />
     </>
   );
 }

@@ -3,6 +3,7 @@
  * the chatbot's and people's messages, and each status change as a line of its own.
  */
 import { Badge, formatTime } from "../ui/kit.tsx";
+import { Sources } from "../ui/sources.tsx";
 import { describeStatusChange, roleOf, statusOf, type TranscriptMessage } from "./conversation-vocabulary.ts";
 
 type Entry =
@@ -127,6 +128,7 @@ function Message({
           </span>
         );
       })}
+      <Sources sources={message.sources} />
       {(fallback || message.lookups.length > 0) && (
         <span class="lookups">
           {fallback && <Badge tone="warn">Fallback reply</Badge>}

@@ -12,12 +12,15 @@ import { serverSentEvents } from "../lib/event-stream.ts";
 import { organizationId } from "../lib/workspace.ts";
 import { ErrorNotice, useAction } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
+import { type ReplySource, Sources } from "../ui/sources.tsx";
 import type { Chatbot } from "./chatbots.tsx";
 
 interface Line {
   id: string;
   role: "user" | "assistant";
   content: string;
+  /** The knowledge sources a stored reply drew on. */
+  sources?: ReplySource[];
   /** Still being written (the stream's message has started, not ended). */
   writing?: boolean;
 }
@@ -49,7 +52,12 @@ async function streamTurn(
       if (current) current = { ...current, content: "" };
     } else if (event === "message.end") {
       const stored = payload as unknown as StoredReply;
-      current = { id: stored.message_id, role: "assistant", content: stored.content };
+      current = {
+        id: stored.message_id,
+        role: "assistant",
+        content: stored.content,
+        sources: stored.sources,
+      };
       onLine(current);
       current = null;
       continue;
@@ -115,6 +123,7 @@ export function TryIt({ bot }: { bot: Chatbot }) {
         id: message.message_id,
         role: "assistant" as const,
         content: message.content,
+        sources: message.sources,
       })),
     ]);
   };
@@ -150,6 +159,7 @@ export function TryIt({ bot }: { bot: Chatbot }) {
           <div key={line.id} class={`bubble ${line.role}`} aria-busy={line.writing ? "true" : undefined}>
             <span class="who">{line.role === "user" ? "You" : bot.name}</span>
             {line.content}
+            <Sources sources={line.sources} />
           </div>
         ))}
         {action.busy && !lines.some((line) => line.writing) && (

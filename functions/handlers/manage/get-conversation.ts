@@ -12,6 +12,8 @@ import {
   pageQuery,
   toConversationView,
 } from "#functions/http/manage-views";
+import { messageSources } from "#functions/http/message-schemas";
+import { toSourceViews } from "#functions/http/message-view";
 import { isoTimestamp } from "#functions/http/schemas";
 
 const path = z.object({ conversation_id: conversationIdParameter });
@@ -50,6 +52,7 @@ const transcriptMessage = z.object({
       }),
     )
     .check(z.describe("The look-ups the turn made (on its first reply): never values or found data.")),
+  sources: messageSources,
 });
 
 const response = z.extend(conversationView, {
@@ -113,6 +116,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
           latency_ms: lookup.latencyMs,
           cached: lookup.cached === true,
         })),
+        sources: toSourceViews(message),
       })),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,
