@@ -59,7 +59,7 @@ describe.runIf(isLocal && hasChromium)("knowledge: test a question, gaps, source
   it("tests a question: the passages a turn would use, with their scores", async () => {
     await page.goto(`${demo().consoleUrl}/chatbots/${chatbotId}/knowledge`);
     await page.getByRole("heading", { name: "Test a question" }).waitFor();
-    await page.getByRole("searchbox", { name: "Question" }).fill("can I return a product?");
+    await page.getByRole("searchbox", { name: "A visitor's question" }).fill("can I return a product?");
     await page.getByRole("button", { name: "Test", exact: true }).click();
     const passages = page.getByRole("list", { name: 'Passages for "can I return a product?"' });
     await passages.waitFor();
@@ -118,7 +118,7 @@ describe.runIf(isLocal && hasChromium)("knowledge: test a question, gaps, source
     await page.setViewportSize(phone);
     await page.goto(`${demo().consoleUrl}/chatbots/${chatbotId}/knowledge`);
     await page.getByRole("heading", { name: "Test a question" }).waitFor();
-    await page.getByRole("searchbox", { name: "Question" }).fill("how long does shipping take");
+    await page.getByRole("searchbox", { name: "A visitor's question" }).fill("how long does shipping take");
     await page.getByRole("button", { name: "Test", exact: true }).click();
     await page.getByRole("list", { name: 'Passages for "how long does shipping take"' }).waitFor();
     await checkPage(admin, "knowledge on a phone");

@@ -53,7 +53,7 @@ export function TestQuestion({ chatbotId }: { chatbotId: string }) {
         }}
       >
         <label>
-          Question
+          A visitor's question
           <input name="query" type="search" required maxLength={2000} placeholder="Can I return a product?" />
         </label>
         <SubmitButton action={action}>Test</SubmitButton>
