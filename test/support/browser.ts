@@ -179,6 +179,8 @@ export async function writeControls(page: Page): Promise<string[]> {
       if (element.closest("form[aria-label=Filters]") || element.closest("dialog:not([open])")) continue;
       // Choices about this person's own browser (the Inbox's alerts) change nothing of the organization.
       if (element.closest("[data-personal]")) continue;
+      // Forms that only read (testing a question against the knowledge) store nothing.
+      if (element.closest("form[data-reads-only]")) continue;
       if (element.matches(":disabled") || element.readOnly) continue;
       if (element.type === "hidden") continue;
       const name = (

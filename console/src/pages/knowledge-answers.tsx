@@ -37,6 +37,8 @@ export function TestQuestion({ chatbotId }: { chatbotId: string }) {
       </p>
       <form
         class="inline-form"
+        // A question tested here is searched, not stored: a viewer may ask it too.
+        data-reads-only
         onSubmit={async (event) => {
           event.preventDefault();
           const query = (formValues(event.currentTarget).query ?? "").trim();
