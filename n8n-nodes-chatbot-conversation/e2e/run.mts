@@ -9,7 +9,10 @@
  *     dist/) and installs that tarball into a fresh n8n user folder as README tells users to:
  *     `cd ~/.n8n/nodes && npm install --omit=peer <package>`;
  *  4. imports two credentials (the demo key and a wrong key) and e2e/workflow.json, runs the
- *     workflow with `n8n execute`, and checks every node's output;
+ *     workflow with `n8n execute`, and checks every node's output; then e2e/operations-workflow.json
+ *     with a management credential (a key of scope manage the demo's console admin makes): Start,
+ *     Get, Hand Off, Reply as Person, Get Many, Close, each checked, and the person's reply in the
+ *     API's history;
  *  5. runs e2e/agent-workflow.json: n8n's AI Agent, its OpenAI Chat Model pointed at a scripted
  *     Chat Completions server started here, and this node as the agent's tool. The model calls
  *     the tool, the tool sends the question to the API, the chatbot's answer goes back to the model;
@@ -17,7 +20,8 @@
  *     deliver webhooks to) and runs the credential test of the real n8n UI for both credentials;
  *  7. in that n8n, a Webhook set to stream (Respond: Streaming) before Start Conversation and
  *     Send Message: the reply is streamed through n8n's response and equals the stored reply;
- *  8. in that n8n, the Chatbot Conversation Trigger: a workflow with the trigger (a key of scope manage,
+ *  8. in that n8n, the Chatbot Conversation Trigger: the management credential's test passes for a
+ *     key of scope manage and fails for a chat key; a workflow with the trigger (a key of scope manage,
  *     made by the demo's console admin) is activated, which registers a webhook endpoint with the
  *     API; forged requests to its URL get 401 and start nothing; a message sent through the API
  *     starts the workflow with its events; deactivating removes the endpoint; a key of scope chat
@@ -50,6 +54,11 @@ const CREDENTIAL_ID = 'chatbotE2eCred01';
 const WRONG_CREDENTIAL_ID = 'chatbotE2eBadKey';
 const WORKFLOW_ID = 'chatbotE2eWorkflow01';
 const AGENT_WORKFLOW_ID = 'chatbotE2eAgentFlow01';
+const OPERATIONS_WORKFLOW_ID = 'chatbotE2eOperations01';
+const MANAGE_CREDENTIAL_ID = 'chatbotE2eManage01';
+const CREDENTIAL_TYPE = 'chatbotConversationApi';
+const MANAGE_CREDENTIAL_TYPE = 'chatbotConversationManageApi';
+const PERSON_REPLY = 'Hi, Ada from Support here: your refund is on its way.';
 const MODEL_CREDENTIAL_ID = 'chatbotE2eModel01';
 /** What the scripted model has the agent ask the shop's chatbot (the demo knowledge answers it). */
 const AGENT_QUESTION = 'What are your customer service opening hours?';
@@ -582,6 +591,105 @@ async function executeWorkflow(n8nBin: string, userFolder: string, api: Api): Pr
 	);
 }
 
+/* 4b. the conversation operations, a person's reply with the management credential ------------ */
+
+async function conversationOperations(n8nBin: string, userFolder: string, api: Api): Promise<void> {
+	if (!api.console) {
+		log(
+			'skipping Reply as Person and the other operations: they need a key of scope manage (local runtime)',
+		);
+		return;
+	}
+	const env = n8nEnv(userFolder);
+	const manageKey = await createManageKey(api);
+	const credentialsFile = join(userFolder, 'manage-credentials.json');
+	writeFileSync(
+		credentialsFile,
+		JSON.stringify([
+			{
+				id: MANAGE_CREDENTIAL_ID,
+				name: 'Chatbot E2E (manage key)',
+				type: MANAGE_CREDENTIAL_TYPE,
+				data: { baseUrl: api.baseUrl, apiKey: manageKey },
+			},
+		]),
+	);
+	const externalId = `n8n-e2e-operations-${randomUUID().slice(0, 8)}`;
+	const workflowFile = join(userFolder, 'operations-workflow.json');
+	writeFileSync(
+		workflowFile,
+		readFileSync(join(e2eDir, 'operations-workflow.json'), 'utf8')
+			.replaceAll('__CHATBOT_ID__', api.chatbotId)
+			.replaceAll('__EXTERNAL_ID__', externalId),
+	);
+	await importIntoN8n(n8nBin, env, 'credentials', credentialsFile);
+	await importIntoN8n(n8nBin, env, 'workflow', workflowFile);
+	const result = await executeInN8n(n8nBin, env, OPERATIONS_WORKFLOW_ID);
+	if (keepFiles)
+		writeFileSync(join(userFolder, 'operations-run.json'), JSON.stringify(result, null, 2));
+	check(
+		result.status === 'success' || result.finished === true,
+		'the operations workflow run succeeded',
+		result.status,
+	);
+
+	const conversationId = nodeOutput(result, 'Start Conversation').items[0]?.conversation_id;
+	const got = nodeOutput(result, 'Get Conversation').items;
+	check(
+		got.length === 1 &&
+			got[0]?.conversation_id === conversationId &&
+			got[0]?.status === 'open' &&
+			got[0]?.chatbot_id === api.chatbotId &&
+			got[0]?.external_id === externalId,
+		'Conversation → Get outputs the conversation, open',
+		got,
+	);
+	const handedOff = nodeOutput(result, 'Hand Off').items;
+	check(
+		handedOff.length === 1 && handedOff[0]?.status === 'handoff',
+		'Conversation → Hand Off hands it to a person (status handoff)',
+		handedOff,
+	);
+	const reply = nodeOutput(result, 'Reply as Person').items;
+	check(
+		reply.length === 1 &&
+			reply[0]?.conversation_id === conversationId &&
+			reply[0]?.role === 'agent' &&
+			reply[0]?.content === PERSON_REPLY &&
+			reply[0]?.agent_name === 'Ada from Support' &&
+			reply[0]?.status === 'handoff',
+		'Conversation → Reply as Person (management credential) sends the reply as role agent under the display name',
+		reply,
+	);
+	const many = nodeOutput(result, 'Get Many').items;
+	check(
+		many.length === 1 &&
+			many[0]?.conversation_id === conversationId &&
+			many[0]?.status === 'handoff',
+		'Conversation → Get Many with filters (external id, status handoff) finds exactly this conversation',
+		many,
+	);
+	const closed = nodeOutput(result, 'Close').items;
+	check(
+		closed.length === 1 &&
+			closed[0]?.conversation_id === conversationId &&
+			closed[0]?.status === 'closed',
+		'Conversation → Close closes it',
+		closed,
+	);
+	const history = await storedMessages(api, String(conversationId));
+	check(
+		history.some(
+			(message) =>
+				message.role === 'agent' &&
+				message.content === PERSON_REPLY &&
+				message.agent_name === 'Ada from Support',
+		),
+		"the person's reply is in the conversation's history as the visitor's chat shows it",
+		history,
+	);
+}
+
 /* 5. the node as an AI Agent tool ------------------------------------------------------------ */
 
 interface ScriptedModel {
@@ -860,11 +968,16 @@ async function n8nRest(
 }
 
 /** The credential test of the n8n UI (the credential's `test` request) for one key. */
-async function testCredential(server: N8nServer, api: Api, apiKey: string): Promise<JsonObject> {
+async function testCredential(
+	server: N8nServer,
+	api: Api,
+	apiKey: string,
+	type: string = CREDENTIAL_TYPE,
+): Promise<JsonObject> {
 	const { data, body } = await n8nRest(server, 'POST', '/rest/credentials/test', {
 		credentials: {
 			name: 'Chatbot credential test',
-			type: 'chatbotConversationApi',
+			type,
 			data: { baseUrl: api.baseUrl, apiKey },
 		},
 	});
@@ -1025,10 +1138,11 @@ async function createCredential(
 	server: N8nServer,
 	name: string,
 	data: { baseUrl: string; apiKey: string; streamUrl?: string },
+	type: string = CREDENTIAL_TYPE,
 ): Promise<JsonObject> {
 	const created = await n8nRest(server, 'POST', '/rest/credentials', {
 		name,
-		type: 'chatbotConversationApi',
+		type,
 		data,
 	});
 	if (!isObject(created.data) || typeof created.data.id !== 'string') {
@@ -1091,12 +1205,26 @@ async function triggerStartsWorkflows(server: N8nServer, api: Api): Promise<void
 	const manageKey = await createManageKey(api);
 	const tested = await testCredential(server, api, manageKey);
 	check(tested.status === 'OK', 'the credential test passes for a key of scope manage too', tested);
+	const manageTested = await testCredential(server, api, manageKey, MANAGE_CREDENTIAL_TYPE);
+	check(
+		manageTested.status === 'OK',
+		'the management credential test passes for a key of scope manage (GET /manage/me)',
+		manageTested,
+	);
+	const chatTested = await testCredential(server, api, api.apiKey, MANAGE_CREDENTIAL_TYPE);
+	check(
+		chatTested.status === 'Error',
+		'the management credential test fails for a key of scope chat',
+		chatTested,
+	);
 	const sink = await startSink();
 	try {
-		const credential = await createCredential(server, 'Chatbot (manage key)', {
-			baseUrl: api.baseUrl,
-			apiKey: manageKey,
-		});
+		const credential = await createCredential(
+			server,
+			'Chatbot (manage key)',
+			{ baseUrl: api.baseUrl, apiKey: manageKey },
+			MANAGE_CREDENTIAL_TYPE,
+		);
 		const webhookId = randomUUID();
 		const workflow = await createTriggerWorkflow(server, {
 			name: 'Chatbot trigger e2e',
@@ -1215,10 +1343,12 @@ async function triggerStartsWorkflows(server: N8nServer, api: Api): Promise<void
 		check(left.length === 0, 'deactivating removed the webhook endpoint', left);
 
 		// A key of scope chat cannot register endpoints: activation fails and says why.
-		const chatCredential = await createCredential(server, 'Chatbot (chat key)', {
-			baseUrl: api.baseUrl,
-			apiKey: api.apiKey,
-		});
+		const chatCredential = await createCredential(
+			server,
+			'Chatbot (chat key)',
+			{ baseUrl: api.baseUrl, apiKey: api.apiKey },
+			MANAGE_CREDENTIAL_TYPE,
+		);
 		const chatWebhookId = randomUUID();
 		const chatWorkflow = await createTriggerWorkflow(server, {
 			name: 'Chatbot trigger e2e (chat key)',
@@ -1402,6 +1532,7 @@ async function main(): Promise<void> {
 	try {
 		await installPackedPackage(userFolder, workDir);
 		await executeWorkflow(n8nBin, userFolder, api);
+		await conversationOperations(n8nBin, userFolder, api);
 		await agentUsesTheNode(n8nBin, userFolder, api);
 		await withN8nServer(n8nBin, userFolder, n8nPort, async (server) => {
 			await credentialTest(server, api);

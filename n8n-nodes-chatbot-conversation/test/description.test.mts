@@ -1,9 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import type { INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
 import { describe, expect, it } from 'vitest';
 
 import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
+import { ChatbotConversationManageApi } from '../credentials/ChatbotConversationManageApi.credentials.ts';
 import { ChatbotConversation } from '../nodes/ChatbotConversation/ChatbotConversation.node.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
@@ -24,6 +29,30 @@ function allFields(properties: INodeProperties[]): INodeProperties[] {
 		return [property, ...nested];
 	});
 }
+
+describe('management credential', () => {
+	const credential = new ChatbotConversationManageApi();
+
+	it('holds a base URL and a password-type key, sent as a Bearer header', () => {
+		expect(credential.name).toBe('chatbotConversationManageApi');
+		expect(credential.properties.map((p) => p.name)).toEqual(['baseUrl', 'apiKey']);
+		expect(credential.properties.find((p) => p.name === 'apiKey')?.typeOptions?.password).toBe(
+			true,
+		);
+		expect(credential.authenticate).toEqual(new ChatbotConversationApi().authenticate);
+	});
+
+	it('is tested with GET /manage/me, which a key of scope chat fails', () => {
+		expect(credential.test.request).toEqual({
+			baseURL: '={{$credentials.baseUrl}}',
+			url: '/manage/me',
+			method: 'GET',
+		});
+		expect(credential.properties.find((p) => p.name === 'apiKey')?.description).toMatch(
+			/scope "manage"/,
+		);
+	});
+});
 
 describe('credential', () => {
 	const credential = new ChatbotConversationApi();
@@ -63,12 +92,23 @@ describe('credential', () => {
 describe('node description', () => {
 	const { description } = new ChatbotConversation();
 
-	it('is usable as a tool by the AI Agent and uses the credential', () => {
+	it('is usable as a tool; Reply as Person alone takes the management credential (scope manage)', () => {
 		expect(description.usableAsTool).toBe(true);
-		expect(description.credentials).toEqual([{ name: 'chatbotConversationApi', required: true }]);
+		expect(description.credentials).toEqual([
+			{
+				name: 'chatbotConversationApi',
+				required: true,
+				displayOptions: { hide: { operation: ['replyAsPerson'] } },
+			},
+			{
+				name: 'chatbotConversationManageApi',
+				required: true,
+				displayOptions: { show: { operation: ['replyAsPerson'] } },
+			},
+		]);
 	});
 
-	it('offers Conversation → Start / Get Messages and Message → Send', () => {
+	it('offers the conversation operations a workflow needs, and Message → Send', () => {
 		const operations = description.properties.filter((p) => p.name === 'operation');
 		const byResource = Object.fromEntries(
 			operations.map((p) => [
@@ -76,7 +116,10 @@ describe('node description', () => {
 				(p.options ?? []).map((o) => ('value' in o ? o.value : undefined)),
 			]),
 		);
-		expect(byResource).toEqual({ conversation: ['getMessages', 'start'], message: ['send'] });
+		expect(byResource).toEqual({
+			conversation: ['close', 'get', 'getAll', 'getMessages', 'handOff', 'replyAsPerson', 'start'],
+			message: ['send'],
+		});
 	});
 
 	it('describes every field (a tool-calling model reads these)', () => {
@@ -102,13 +145,16 @@ describe('node description', () => {
 });
 
 describe('package.json follows the community-node conventions', () => {
-	it('registers the built nodes (the node and its trigger) and the credential, API version 1, strict', () => {
+	it('registers the built nodes (the node and its trigger) and both credentials, API version 1, strict', () => {
 		expect(packageJson.name).toMatch(/^n8n-nodes-/);
 		expect(packageJson.keywords).toContain('n8n-community-node-package');
 		expect(packageJson.n8n).toEqual({
 			n8nNodesApiVersion: 1,
 			strict: true,
-			credentials: ['dist/credentials/ChatbotConversationApi.credentials.js'],
+			credentials: [
+				'dist/credentials/ChatbotConversationApi.credentials.js',
+				'dist/credentials/ChatbotConversationManageApi.credentials.js',
+			],
 			nodes: [
 				'dist/nodes/ChatbotConversation/ChatbotConversation.node.js',
 				'dist/nodes/ChatbotConversationTrigger/ChatbotConversationTrigger.node.js',
@@ -121,26 +167,51 @@ describe('package.json follows the community-node conventions', () => {
 });
 
 describe('publishing', () => {
-	it('names no made-up repository or homepage, and the maintainers as author: the publisher sets repository (DEVELOPMENT.md)', () => {
+	it('names no made-up repository or homepage in the source, and the maintainers as author', () => {
 		const text = JSON.stringify(packageJson);
 		expect(text).not.toMatch(
 			/example\.(com|org)|chatbot-conversation-api\/chatbot-conversation-api/,
 		);
 		expect('homepage' in packageJson).toBe(false);
+		expect('repository' in packageJson).toBe(false);
 		// n8n's lint (strict mode, as verification requires) wants an author with a name and an
 		// e-mail: the maintainers, with the address this repository's commits are made under.
 		expect(packageJson.author).toEqual({
 			name: 'Chatbot Conversation API maintainers',
 			email: 'maintainers@users.noreply.a-seed-69ff2e2a.example',
 		});
-		// Once set, npm provenance checks the URL against the repository it is published from.
-		if ('repository' in packageJson) {
-			expect(packageJson.repository).toEqual({
+	});
+
+	it('is released naming the repository it is released from: repository, homepage and bugs', () => {
+		const folder = mkdtempSync(join(tmpdir(), 'name-repository-'));
+		const copy = join(folder, 'package.json');
+		copyFileSync(new URL('../package.json', import.meta.url), copy);
+		execFileSync(process.execPath, [
+			fileURLToPath(new URL('../scripts/name-repository.mjs', import.meta.url)),
+			'acme-shop/chatbot-api',
+			copy,
+		]);
+		const released = JSON.parse(readFileSync(copy, 'utf8')) as Record<string, unknown>;
+		expect(released).toMatchObject({
+			repository: {
 				type: 'git',
-				url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/),
+				url: 'git+https://github.com/acme-shop/chatbot-api.git',
 				directory: 'n8n-nodes-chatbot-conversation',
-			});
-		}
+			},
+			homepage:
+				'https://github.com/acme-shop/chatbot-api/tree/main/n8n-nodes-chatbot-conversation#readme',
+			bugs: { url: 'https://github.com/acme-shop/chatbot-api/issues' },
+		});
+		// Everything else stays as it was.
+		const { repository: _r, homepage: _h, bugs: _b, ...rest } = released;
+		expect(rest).toEqual(packageJson);
+		const workflow = readFileSync(
+			new URL('../../.github/workflows/publish-n8n-node.yml', import.meta.url),
+			'utf8',
+		);
+		expect(workflow).toContain('node scripts/name-repository.mjs "$GITHUB_REPOSITORY"');
+		// The packed package goes onto the GitHub release: installable before it is on npm.
+		expect(workflow).toMatch(/gh release upload "\$TAG" "\$tarball"/);
 	});
 
 	it('links its documentation to the package page on npm, which shows its README', () => {

@@ -16,6 +16,8 @@ import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.cr
 import { ChatbotConversation } from '../nodes/ChatbotConversation/ChatbotConversation.node.ts';
 
 export const API_KEY = 'cbk_test_0123456789';
+/** The key of the management credential (scope manage). */
+export const MANAGE_KEY = 'cbk_manage_9876543210';
 export const BASE_URL = 'https://api-v1.example.test/';
 
 /** What the API answers to one request, or the network error the helper throws. */
@@ -41,6 +43,8 @@ export interface FakeSetup {
 	answers: FakeAnswer[];
 	continueOnFail?: boolean;
 	credentials?: { baseUrl: string; apiKey: string; streamUrl?: string };
+	/** The management credential (Reply as Person); left out: BASE_URL and MANAGE_KEY. */
+	manageCredentials?: { baseUrl: string; apiKey: string };
 	/** What `isStreaming()` answers; left out, the context has no such method (older n8n). */
 	streaming?: boolean;
 	/** What `isToolExecution()` answers (false when left out). */
@@ -117,6 +121,12 @@ export function createContext(setup: FakeSetup) {
 	const answers = [...setup.answers];
 	const items: INodeExecutionData[] = setup.items ?? [{ json: {} }];
 	const credentials = setup.credentials ?? { baseUrl: BASE_URL, apiKey: API_KEY };
+	const manageCredentials = setup.manageCredentials ?? { baseUrl: BASE_URL, apiKey: MANAGE_KEY };
+	const credentialsOf = (type: string) => {
+		if (type === 'chatbotConversationApi') return credentials;
+		if (type === 'chatbotConversationManageApi') return manageCredentials;
+		throw new Error(`unexpected credential type ${type}`);
+	};
 
 	const paramsFor = (itemIndex: number): Record<string, unknown> =>
 		typeof setup.params === 'function' ? setup.params(itemIndex) : setup.params;
@@ -137,10 +147,7 @@ export function createContext(setup: FakeSetup) {
 		getInputData: () => items,
 		getNode: () => fakeNode,
 		continueOnFail: () => setup.continueOnFail ?? false,
-		getCredentials: async (type: string) => {
-			if (type !== 'chatbotConversationApi') throw new Error(`unexpected credential type ${type}`);
-			return credentials;
-		},
+		getCredentials: async (type: string) => credentialsOf(type),
 		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown) => {
 			const value = paramsFor(itemIndex)[name];
 			if (value !== undefined) return value;
@@ -152,7 +159,7 @@ export function createContext(setup: FakeSetup) {
 				credentialType: string,
 				options: IHttpRequestOptions,
 			): Promise<IN8nHttpFullResponse> => {
-				const headers = authenticatedHeaders(options.headers, credentials);
+				const headers = authenticatedHeaders(options.headers, credentialsOf(credentialType));
 				calls.push({
 					credentialType,
 					method: options.method ?? 'GET',

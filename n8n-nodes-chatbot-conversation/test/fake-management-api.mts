@@ -11,7 +11,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
+import { ChatbotConversationManageApi } from '../credentials/ChatbotConversationManageApi.credentials.ts';
 
 export const MANAGE_KEY = 'cbk_manage_0123456789';
 export const CHAT_KEY = 'cbk_chat_0123456789';
@@ -206,7 +206,7 @@ export interface HookSetup {
  * the credential's own `authenticate` block applied, as n8n's httpRequestWithAuthentication does.
  */
 export function hookContext(setup: HookSetup): IHookFunctions {
-	const { authenticate } = new ChatbotConversationApi();
+	const { authenticate } = new ChatbotConversationManageApi();
 	const context = {
 		getNode: () => triggerNode,
 		getWorkflow: () => ({ id: 'wf-42', name: 'Support alerts', active: true }),
@@ -218,7 +218,7 @@ export function hookContext(setup: HookSetup): IHookFunctions {
 		getNodeParameter: (name: string, fallback?: unknown) =>
 			name === 'events' ? setup.events : fallback,
 		getCredentials: async (type: string) => {
-			if (type !== 'chatbotConversationApi') throw new Error(`unexpected credential ${type}`);
+			if (type !== 'chatbotConversationManageApi') throw new Error(`unexpected credential ${type}`);
 			return { baseUrl: setup.baseUrl, apiKey: setup.apiKey };
 		},
 		helpers: {
@@ -226,7 +226,7 @@ export function hookContext(setup: HookSetup): IHookFunctions {
 				credentialType: string,
 				options: IHttpRequestOptions,
 			): Promise<IN8nHttpFullResponse> => {
-				if (credentialType !== 'chatbotConversationApi') {
+				if (credentialType !== 'chatbotConversationManageApi') {
 					throw new Error(`unexpected credential ${credentialType}`);
 				}
 				const headers: Record<string, string> = {};

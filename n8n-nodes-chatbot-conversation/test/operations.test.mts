@@ -1,7 +1,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { describe, expect, it } from 'vitest';
 
-import { API_KEY, ok, run } from './fake-context.mts';
+import { API_KEY, MANAGE_KEY, ok, run } from './fake-context.mts';
 
 const CHATBOT = '11111111-1111-4111-8111-111111111111';
 const CONVERSATION = '22222222-2222-4222-8222-222222222222';
@@ -377,5 +377,219 @@ describe('Conversation → Get Messages', () => {
 			answers: [ok({ conversation_id: 'a/b?c', messages: [], has_more: false, next_cursor: null })],
 		});
 		expect(calls[0]?.url).toBe('https://api-v1.example.test/api/conversation/a%2Fb%3Fc/messages');
+	});
+});
+
+const conversation = (status: string) => ({
+	conversation_id: CONVERSATION,
+	chatbot_id: CHATBOT,
+	contact_id: CONTACT,
+	external_id: 'crm-42',
+	status,
+	created_at: '2026-11-21T10:00:00.000Z',
+	last_message_at: '2026-11-21T10:01:00.000Z',
+	message_count: 2,
+});
+
+describe('Conversation → Get, Hand Off and Close', () => {
+	it('GETs /api/conversation/{id} and outputs the conversation', async () => {
+		const { output, calls } = await run({
+			params: { resource: 'conversation', operation: 'get', conversationId: ` ${CONVERSATION} ` },
+			answers: [ok(conversation('open'))],
+		});
+		expect(calls.map((call) => [call.credentialType, call.method, call.url])).toEqual([
+			[
+				'chatbotConversationApi',
+				'GET',
+				`https://api-v1.example.test/api/conversation/${CONVERSATION}`,
+			],
+		]);
+		expect(calls[0]?.headers.Authorization).toBe(`Bearer ${API_KEY}`);
+		expect(output).toEqual([{ json: conversation('open'), pairedItem: { item: 0 } }]);
+	});
+
+	it('POSTs the handoff with its reason, or an empty body without one', async () => {
+		const { output, calls } = await run({
+			items: [{ json: {} }, { json: {} }],
+			params: (itemIndex) => ({
+				resource: 'conversation',
+				operation: 'handOff',
+				conversationId: CONVERSATION,
+				reason: itemIndex === 0 ? 'Wants a refund' : '  ',
+			}),
+			answers: [ok(conversation('handoff')), ok(conversation('handoff'))],
+		});
+		expect(calls.map((call) => [call.method, call.url, call.body])).toEqual([
+			[
+				'POST',
+				`https://api-v1.example.test/api/conversation/${CONVERSATION}/handoff`,
+				{ reason: 'Wants a refund' },
+			],
+			['POST', `https://api-v1.example.test/api/conversation/${CONVERSATION}/handoff`, {}],
+		]);
+		expect(output.map((item) => [item.json.status, item.pairedItem])).toEqual([
+			['handoff', { item: 0 }],
+			['handoff', { item: 1 }],
+		]);
+	});
+
+	it('POSTs the close and outputs the closed conversation', async () => {
+		const { output, calls } = await run({
+			params: { resource: 'conversation', operation: 'close', conversationId: CONVERSATION },
+			answers: [ok(conversation('closed'))],
+		});
+		expect([calls[0]?.method, calls[0]?.url]).toEqual([
+			'POST',
+			`https://api-v1.example.test/api/conversation/${CONVERSATION}/close`,
+		]);
+		expect(output[0]?.json.status).toBe('closed');
+	});
+
+	it("gives the API's 409 for a closed conversation as the error (continue on fail: an error item)", async () => {
+		const { output } = await run({
+			params: { resource: 'conversation', operation: 'handOff', conversationId: CONVERSATION },
+			continueOnFail: true,
+			answers: [{ statusCode: 409, body: { detail: 'Conversation is closed' } }],
+		});
+		expect(output[0]?.json).toMatchObject({ error: 'Conversation is closed', httpCode: '409' });
+	});
+
+	it('refuses an empty conversation id before calling the API', async () => {
+		await expect(
+			run({
+				params: { resource: 'conversation', operation: 'close', conversationId: ' ' },
+				answers: [],
+			}),
+		).rejects.toThrow(NodeOperationError);
+	});
+});
+
+describe('Conversation → Get Many', () => {
+	const page = (ids: string[], next: string | null) => ({
+		conversations: ids.map((id) => ({ ...conversation('handoff'), conversation_id: id })),
+		has_more: next !== null,
+		next_cursor: next,
+	});
+
+	it('GETs /api/conversations with the filters given and the limit, one item per conversation', async () => {
+		const { output, calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'getAll',
+				returnAll: false,
+				limit: 2,
+				filters: { chatbotId: CHATBOT, status: 'handoff', externalId: '', contactId: ' ' },
+			},
+			answers: [ok(page(['c-1', 'c-2'], 'next-page'))],
+		});
+		expect(calls).toHaveLength(1);
+		expect(calls[0]?.url).toBe('https://api-v1.example.test/api/conversations');
+		expect(calls[0]?.qs).toEqual({ chatbot_id: CHATBOT, status: 'handoff', limit: 2 });
+		expect(output.map((item) => item.json.conversation_id)).toEqual(['c-1', 'c-2']);
+	});
+
+	it('with Return All follows next_cursor until has_more is false', async () => {
+		const { output, calls } = await run({
+			params: { resource: 'conversation', operation: 'getAll', returnAll: true, filters: {} },
+			answers: [ok(page(['c-1'], 'cursor-2')), ok(page(['c-2'], null))],
+		});
+		expect(calls.map((call) => call.qs)).toEqual([
+			{ limit: 100 },
+			{ limit: 100, cursor: 'cursor-2' },
+		]);
+		expect(output.map((item) => item.json.conversation_id)).toEqual(['c-1', 'c-2']);
+	});
+});
+
+describe('Conversation → Reply as Person', () => {
+	const answered = {
+		conversation: conversation('handoff'),
+		message: {
+			message_id: 'm-9',
+			role: 'agent',
+			content: 'A colleague here: your refund is on its way.',
+			agent_name: 'Ada from Support',
+			created_at: '2026-11-21T10:02:00.000Z',
+		},
+	};
+
+	it('POSTs the management route with the management credential (scope manage) and outputs the reply', async () => {
+		const { output, calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'replyAsPerson',
+				conversationId: CONVERSATION,
+				replyText: 'A colleague here: your refund is on its way.',
+				displayName: 'Ada from Support',
+			},
+			answers: [ok(answered)],
+		});
+		expect(calls.map((call) => [call.credentialType, call.method, call.url, call.body])).toEqual([
+			[
+				'chatbotConversationManageApi',
+				'POST',
+				`https://api-v1.example.test/manage/conversations/${CONVERSATION}/reply`,
+				{
+					message: 'A colleague here: your refund is on its way.',
+					display_name: 'Ada from Support',
+				},
+			],
+		]);
+		expect(calls[0]?.headers.Authorization).toBe(`Bearer ${MANAGE_KEY}`);
+		expect(output).toEqual([
+			{
+				json: { conversation_id: CONVERSATION, status: 'handoff', ...answered.message },
+				pairedItem: { item: 0 },
+			},
+		]);
+	});
+
+	it('leaves the display name out when empty (the API names a key\'s replies "Support team")', async () => {
+		const { calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'replyAsPerson',
+				conversationId: CONVERSATION,
+				replyText: 'Hello',
+			},
+			answers: [ok(answered)],
+		});
+		expect(calls[0]?.body).toEqual({ message: 'Hello' });
+	});
+
+	it('names the scope it needs when the key is of scope chat (403 forbidden)', async () => {
+		const failure = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'replyAsPerson',
+				conversationId: CONVERSATION,
+				replyText: 'Hello',
+			},
+			answers: [
+				{
+					statusCode: 403,
+					body: { error: { code: 'forbidden', message: 'Your key may not do this', details: {} } },
+				},
+			],
+		}).catch((error: unknown) => error);
+		expect(failure).toBeInstanceOf(NodeApiError);
+		expect((failure as NodeApiError).message).toBe(
+			'The API key may not reply as a person: Reply as Person needs a key of scope "manage"',
+		);
+		expect((failure as NodeApiError).httpCode).toBe('403');
+	});
+
+	it('refuses a reply without text before calling the API', async () => {
+		await expect(
+			run({
+				params: {
+					resource: 'conversation',
+					operation: 'replyAsPerson',
+					conversationId: CONVERSATION,
+					replyText: '  ',
+				},
+				answers: [],
+			}),
+		).rejects.toThrow(NodeOperationError);
 	});
 });

@@ -36,8 +36,10 @@ describe('trigger description', () => {
 		expect(description.usableAsTool).toBeUndefined();
 	});
 
-	it('uses the package credential and listens on one POST webhook', () => {
-		expect(description.credentials).toEqual([{ name: 'chatbotConversationApi', required: true }]);
+	it('uses the management credential (a key of scope manage) and listens on one POST webhook', () => {
+		expect(description.credentials).toEqual([
+			{ name: 'chatbotConversationManageApi', required: true },
+		]);
 		expect(description.webhooks).toEqual([
 			{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' },
 		]);

@@ -9,13 +9,30 @@ import { NodeApiError, NodeConnectionTypes, NodeOperationError } from 'n8n-workf
 
 import { conversationFields, conversationOperations } from './descriptions/ConversationDescription';
 import { messageFields, messageOperations } from './descriptions/MessageDescription';
-import { CREDENTIAL_TYPE } from './GenericFunctions';
-import { getMessages, sendMessage, startConversation } from './operations';
+import { CREDENTIAL_TYPE, MANAGE_CREDENTIAL_TYPE } from './GenericFunctions';
+import {
+	closeConversation,
+	getConversation,
+	getManyConversations,
+	getMessages,
+	handOffConversation,
+	replyAsPerson,
+	sendMessage,
+	startConversation,
+} from './operations';
 
 type Operation = (this: IExecuteFunctions, itemIndex: number) => Promise<IDataObject[]>;
 
 const OPERATIONS: Record<string, Record<string, Operation>> = {
-	conversation: { start: startConversation, getMessages },
+	conversation: {
+		start: startConversation,
+		get: getConversation,
+		getAll: getManyConversations,
+		getMessages,
+		handOff: handOffConversation,
+		close: closeConversation,
+		replyAsPerson,
+	},
 	message: { send: sendMessage },
 };
 
@@ -39,12 +56,25 @@ export class ChatbotConversation implements INodeType {
 		version: 1,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description:
-			'Start conversations with a chatbot of the Chatbot Conversation API, send it messages and read the history',
+			'Start conversations with a chatbot of the Chatbot Conversation API, send it messages, read them, hand them to a person, reply as that person and close them',
 		defaults: { name: 'Chatbot Conversation' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+		// A person's reply is a management route: it takes a key of scope manage, in a credential of
+		// its own, so the workflows that only hold conversations keep a key of scope chat.
+		credentials: [
+			{
+				name: CREDENTIAL_TYPE,
+				required: true,
+				displayOptions: { hide: { operation: ['replyAsPerson'] } },
+			},
+			{
+				name: MANAGE_CREDENTIAL_TYPE,
+				required: true,
+				displayOptions: { show: { operation: ['replyAsPerson'] } },
+			},
+		],
 		properties: [
 			{
 				displayName: 'Resource',

@@ -9,7 +9,10 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+/** The public API's credential: a key of either scope, for conversations and messages. */
 export const CREDENTIAL_TYPE = 'chatbotConversationApi';
+/** A key of scope `manage`, for what only the management API does (a person's reply, webhooks). */
+export const MANAGE_CREDENTIAL_TYPE = 'chatbotConversationManageApi';
 
 /** Media types the API accepts for an image sent as base64 `data`. */
 export const IMAGE_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
@@ -172,11 +175,12 @@ export async function sendWithCredential(
 	context: IExecuteFunctions | IHookFunctions,
 	options: IHttpRequestOptions,
 	itemIndex?: number,
+	credentialType: string = CREDENTIAL_TYPE,
 ): Promise<IN8nHttpFullResponse> {
 	try {
 		return (await context.helpers.httpRequestWithAuthentication.call(
 			context,
-			CREDENTIAL_TYPE,
+			credentialType,
 			options,
 		)) as IN8nHttpFullResponse;
 	} catch (error) {

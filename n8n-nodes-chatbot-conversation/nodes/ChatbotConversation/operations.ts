@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { managementRequest } from '../ChatbotConversationTrigger/ManagementApi';
 import { apiRequest, IMAGE_MEDIA_TYPES, isDataObject } from './GenericFunctions';
 import { STREAM_PATH, streamMessage, streamUrlFor } from './StreamedReply';
 
@@ -198,4 +199,152 @@ export async function getMessages(
 		cursor = next;
 	}
 	return results;
+}
+
+function conversationPath(context: IExecuteFunctions, itemIndex: number, suffix = ''): string {
+	const conversationId = stringParameter(context.getNodeParameter('conversationId', itemIndex));
+	if (conversationId === '') {
+		throw new NodeOperationError(context.getNode(), 'Conversation ID is empty', { itemIndex });
+	}
+	return `/api/conversation/${encodeURIComponent(conversationId)}${suffix}`;
+}
+
+/** Conversation → Get: GET /api/conversation/{id} → the conversation */
+export async function getConversation(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	return [
+		await apiRequest.call(this, itemIndex, {
+			method: 'GET',
+			path: conversationPath(this, itemIndex),
+		}),
+	];
+}
+
+/**
+ * Conversation → Get Many: GET /api/conversations with the filters given, most recent activity
+ * first, following next_cursor; one item per conversation.
+ */
+export async function getManyConversations(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
+	const limit = returnAll ? Infinity : Number(this.getNodeParameter('limit', itemIndex, 50));
+	if (!returnAll && (!Number.isInteger(limit) || limit < 1)) {
+		throw new NodeOperationError(this.getNode(), 'Limit must be a whole number of at least 1', {
+			itemIndex,
+		});
+	}
+	const filtersParameter: unknown = this.getNodeParameter('filters', itemIndex, {});
+	const filters = isDataObject(filtersParameter) ? filtersParameter : {};
+	const query: IDataObject = {};
+	for (const [parameter, field] of [
+		['chatbotId', 'chatbot_id'],
+		['contactId', 'contact_id'],
+		['externalId', 'external_id'],
+		['status', 'status'],
+	] as const) {
+		const value = stringParameter(filters[parameter]);
+		if (value !== '') query[field] = value;
+	}
+
+	const results: IDataObject[] = [];
+	const seenCursors = new Set<string>();
+	let cursor: string | undefined;
+	while (results.length < limit) {
+		const qs: IDataObject = { ...query, limit: Math.min(MAX_PAGE_SIZE, limit - results.length) };
+		if (cursor !== undefined) qs.cursor = cursor;
+		const page = await apiRequest.call(this, itemIndex, {
+			method: 'GET',
+			path: '/api/conversations',
+			qs,
+		});
+		const conversations = Array.isArray(page.conversations)
+			? page.conversations.filter(isDataObject)
+			: [];
+		results.push(...conversations.slice(0, limit - results.length));
+		const next = typeof page.next_cursor === 'string' ? page.next_cursor : '';
+		if (
+			page.has_more !== true ||
+			next === '' ||
+			seenCursors.has(next) ||
+			conversations.length === 0
+		)
+			break;
+		seenCursors.add(next);
+		cursor = next;
+	}
+	return results;
+}
+
+/** Conversation → Hand Off: POST /api/conversation/{id}/handoff {reason?} → the conversation */
+export async function handOffConversation(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const reason = stringParameter(this.getNodeParameter('reason', itemIndex, ''));
+	return [
+		await apiRequest.call(this, itemIndex, {
+			method: 'POST',
+			path: conversationPath(this, itemIndex, '/handoff'),
+			body: reason === '' ? {} : { reason },
+		}),
+	];
+}
+
+/** Conversation → Close: POST /api/conversation/{id}/close → the conversation */
+export async function closeConversation(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	return [
+		await apiRequest.call(this, itemIndex, {
+			method: 'POST',
+			path: conversationPath(this, itemIndex, '/close'),
+			body: {},
+		}),
+	];
+}
+
+/**
+ * Conversation → Reply as Person: POST /manage/conversations/{id}/reply {message, display_name?},
+ * a management route, with the credential of scope manage. The visitor sees it as a person's
+ * message; an open conversation is taken over first (the chatbot stops answering). Output: the
+ * message (role agent) with the conversation's id and status.
+ */
+export async function replyAsPerson(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const conversationId = stringParameter(this.getNodeParameter('conversationId', itemIndex));
+	if (conversationId === '') {
+		throw new NodeOperationError(this.getNode(), 'Conversation ID is empty', { itemIndex });
+	}
+	const text = this.getNodeParameter('replyText', itemIndex);
+	const message = typeof text === 'string' ? text : stringParameter(text);
+	if (message.trim() === '') {
+		throw new NodeOperationError(this.getNode(), 'The reply has no text', { itemIndex });
+	}
+	const displayName = stringParameter(this.getNodeParameter('displayName', itemIndex, ''));
+	const answer = await managementRequest.call(
+		this,
+		'POST',
+		`/manage/conversations/${encodeURIComponent(conversationId)}/reply`,
+		{
+			body: { message, ...(displayName === '' ? {} : { display_name: displayName }) },
+			itemIndex,
+			purpose: 'reply',
+		},
+	);
+	const conversation = isDataObject(answer.body?.conversation) ? answer.body.conversation : {};
+	const reply = isDataObject(answer.body?.message) ? answer.body.message : {};
+	return [
+		{
+			conversation_id: conversation.conversation_id ?? conversationId,
+			status: conversation.status,
+			...reply,
+		},
+	];
 }

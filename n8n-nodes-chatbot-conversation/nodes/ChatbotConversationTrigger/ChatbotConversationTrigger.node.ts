@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE, isDataObject } from '../ChatbotConversation/GenericFunctions';
+import { isDataObject, MANAGE_CREDENTIAL_TYPE } from '../ChatbotConversation/GenericFunctions';
 import { managementRequest, WEBHOOK_ENDPOINTS_PATH } from './ManagementApi';
 import { verifyWebhookSignature } from './WebhookSignature';
 
@@ -105,7 +105,7 @@ export class ChatbotConversationTrigger implements INodeType {
 		defaults: { name: 'Chatbot Conversation Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+		credentials: [{ name: MANAGE_CREDENTIAL_TYPE, required: true }],
 		webhooks: [
 			{
 				name: 'default',

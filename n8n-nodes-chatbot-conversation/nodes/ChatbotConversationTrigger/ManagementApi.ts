@@ -1,5 +1,6 @@
 import type {
 	IDataObject,
+	IExecuteFunctions,
 	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
@@ -8,10 +9,13 @@ import type {
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import {
-	CREDENTIAL_TYPE,
 	isDataObject,
+	MANAGE_CREDENTIAL_TYPE,
 	sendWithCredential,
 } from '../ChatbotConversation/GenericFunctions';
+
+/** What asks the management API: the trigger (webhook endpoints) or a person's reply. */
+export type ManagementPurpose = 'trigger' | 'reply';
 
 /** The webhook endpoints of the management API, which a key of scope `manage` may call. */
 export const WEBHOOK_ENDPOINTS_PATH = '/manage/webhook-endpoints';
@@ -37,12 +41,20 @@ export function describeManagementError(
 	statusCode: number,
 	body: unknown,
 	request: { method: string; path: string },
+	purpose: ManagementPurpose = 'trigger',
 ): ManagementErrorText {
 	const error = isDataObject(body) && isDataObject(body.error) ? body.error : undefined;
 	const code = text(error?.code);
 	const apiMessage = text(error?.message);
 	const exchange = `(The Chatbot Conversation API answered HTTP ${statusCode}${code ? ` ${code}` : ''} to ${request.method} ${request.path}.)`;
 
+	if (statusCode === 403 && code === 'forbidden' && purpose === 'reply') {
+		return {
+			message:
+				'The API key may not reply as a person: Reply as Person needs a key of scope "manage"',
+			description: `A person's reply is a management route, which only an API key of scope "manage" may call; keys of scope "chat" can only hold conversations. Use a Chatbot Conversation Management API credential with a key of scope "manage". ${exchange}`,
+		};
+	}
 	if (statusCode === 403 && code === 'forbidden') {
 		return {
 			message:
@@ -92,19 +104,30 @@ export interface ManagementAnswer {
 }
 
 /**
- * One authenticated call to the management API, whatever its status. `expected` lists the statuses
- * the caller handles itself (404, say); any other non-2xx answer throws a NodeApiError carrying
- * the status as `httpCode` and the API's own message.
+ * One authenticated call to the management API (with the credential of scope `manage`), whatever
+ * its status. `expected` lists the statuses the caller handles itself (404, say); any other non-2xx
+ * answer throws a NodeApiError carrying the status as `httpCode` and the API's own message.
  */
 export async function managementRequest(
-	this: IHookFunctions,
+	this: IHookFunctions | IExecuteFunctions,
 	method: IHttpRequestMethods,
 	path: string,
-	options: { body?: IDataObject; expected?: number[] } = {},
+	options: {
+		body?: IDataObject;
+		expected?: number[];
+		itemIndex?: number;
+		purpose?: ManagementPurpose;
+	} = {},
 ): Promise<ManagementAnswer> {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+	const credentials = await this.getCredentials(MANAGE_CREDENTIAL_TYPE, options.itemIndex);
 	const baseUrl = text(credentials.baseUrl).trim().replace(/\/+$/, '');
-	if (!baseUrl) throw new NodeOperationError(this.getNode(), 'The credential has no Base URL');
+	if (!baseUrl) {
+		throw new NodeOperationError(
+			this.getNode(),
+			'The credential has no Base URL',
+			options.itemIndex === undefined ? {} : { itemIndex: options.itemIndex },
+		);
+	}
 
 	const request: IHttpRequestOptions = {
 		method,
@@ -116,21 +139,29 @@ export async function managementRequest(
 	};
 	if (options.body !== undefined) request.body = options.body;
 
-	const response = await sendWithCredential(this, request);
+	const response = await sendWithCredential(
+		this,
+		request,
+		options.itemIndex,
+		MANAGE_CREDENTIAL_TYPE,
+	);
 	const { statusCode } = response;
 	const body = isDataObject(response.body) ? response.body : undefined;
 	if ((statusCode >= 200 && statusCode < 300) || options.expected?.includes(statusCode)) {
 		return body === undefined ? { statusCode } : { statusCode, body };
 	}
-	const { message, description } = describeManagementError(statusCode, response.body, {
-		method,
-		path,
-	});
+	const { message, description } = describeManagementError(
+		statusCode,
+		response.body,
+		{ method, path },
+		options.purpose,
+	);
 	const errorResponse: JsonObject = { statusCode };
 	if (body !== undefined) errorResponse.body = body as JsonObject;
 	throw new NodeApiError(this.getNode(), errorResponse, {
 		message,
 		description,
 		httpCode: String(statusCode),
+		...(options.itemIndex === undefined ? {} : { itemIndex: options.itemIndex }),
 	});
 }

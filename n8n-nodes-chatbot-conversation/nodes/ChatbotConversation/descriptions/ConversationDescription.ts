@@ -2,7 +2,14 @@ import type { INodeProperties } from 'n8n-workflow';
 
 const showForConversation = { resource: ['conversation'] };
 const showForStart = { resource: ['conversation'], operation: ['start'] };
-const showForGetMessages = { resource: ['conversation'], operation: ['getMessages'] };
+const showForGetMany = { resource: ['conversation'], operation: ['getAll'] };
+const showForPaged = { resource: ['conversation'], operation: ['getAll', 'getMessages'] };
+const showForOneConversation = {
+	resource: ['conversation'],
+	operation: ['close', 'get', 'getMessages', 'handOff', 'replyAsPerson'],
+};
+const showForHandOff = { resource: ['conversation'], operation: ['handOff'] };
+const showForReply = { resource: ['conversation'], operation: ['replyAsPerson'] };
 
 export const conversationOperations: INodeProperties[] = [
 	{
@@ -13,10 +20,42 @@ export const conversationOperations: INodeProperties[] = [
 		displayOptions: { show: showForConversation },
 		options: [
 			{
+				name: 'Close',
+				value: 'close',
+				description: 'Close a conversation: the chatbot and people answer it no more',
+				action: 'Close a conversation',
+			},
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Get a conversation: its chatbot, contact, status and message count',
+				action: 'Get a conversation',
+			},
+			{
+				name: 'Get Many',
+				value: 'getAll',
+				description:
+					"Get your organization's conversations, most recent activity first, filtered by chatbot, contact, external ID or status",
+				action: 'Get many conversations',
+			},
+			{
 				name: 'Get Messages',
 				value: 'getMessages',
 				description: 'Read the messages of a conversation, oldest first',
 				action: 'Get messages of a conversation',
+			},
+			{
+				name: 'Hand Off',
+				value: 'handOff',
+				description: 'Hand a conversation to a person: the chatbot stops answering it',
+				action: 'Hand off a conversation to a person',
+			},
+			{
+				name: 'Reply as Person',
+				value: 'replyAsPerson',
+				description:
+					'Send the visitor a message from a person of your team (needs a key of scope manage)',
+				action: 'Reply as a person',
 			},
 			{
 				name: 'Start',
@@ -109,7 +148,7 @@ export const conversationFields: INodeProperties[] = [
 		],
 	},
 
-	/* conversation:getMessages */
+	/* conversation: one conversation (close, get, getMessages, handOff, replyAsPerson) */
 	{
 		displayName: 'Conversation ID',
 		name: 'conversationId',
@@ -118,15 +157,98 @@ export const conversationFields: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.conversation_id }}',
 		description: 'ID (UUID) of the conversation, as returned by Conversation → Start',
-		displayOptions: { show: showForGetMessages },
+		displayOptions: { show: showForOneConversation },
 	},
+
+	/* conversation:handOff */
+	{
+		displayName: 'Reason',
+		name: 'reason',
+		type: 'string',
+		default: '',
+		typeOptions: { rows: 2 },
+		description:
+			'Why the conversation needs a person (at most 500 characters); stored with the handoff and shown to your team',
+		displayOptions: { show: showForHandOff },
+	},
+
+	/* conversation:replyAsPerson */
+	{
+		displayName: 'Text',
+		name: 'replyText',
+		type: 'string',
+		required: true,
+		default: '',
+		typeOptions: { rows: 3 },
+		description:
+			'What the person says to the visitor. An open conversation is taken over first: the chatbot stops answering until a person hands it back.',
+		displayOptions: { show: showForReply },
+	},
+	{
+		displayName: 'Display Name',
+		name: 'displayName',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. Ada from Support',
+		description:
+			'The name the visitor sees on the reply. Empty: "Support team" (a key of scope manage is no person).',
+		displayOptions: { show: showForReply },
+	},
+
+	/* conversation:getAll */
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		description: 'Only the conversations that match every filter given',
+		displayOptions: { show: showForGetMany },
+		options: [
+			{
+				displayName: 'Chatbot ID',
+				name: 'chatbotId',
+				type: 'string',
+				default: '',
+				description: 'ID (UUID) of the chatbot the conversations are with',
+			},
+			{
+				displayName: 'Contact ID',
+				name: 'contactId',
+				type: 'string',
+				default: '',
+				description: 'ID (UUID) of the contact the conversations are with',
+			},
+			{
+				displayName: 'External ID',
+				name: 'externalId',
+				type: 'string',
+				default: '',
+				description: 'Your own identifier, as given to Conversation → Start',
+			},
+			{
+				displayName: 'Status',
+				name: 'status',
+				type: 'options',
+				default: 'handoff',
+				description: 'The conversations in this state',
+				options: [
+					{ name: 'Closed', value: 'closed' },
+					{ name: 'Handoff (Waiting for a Person)', value: 'handoff' },
+					{ name: 'Open', value: 'open' },
+				],
+			},
+		],
+	},
+
+	/* conversation:getAll and getMessages */
 	{
 		displayName: 'Return All',
 		name: 'returnAll',
 		type: 'boolean',
 		default: false,
 		description: 'Whether to return all results or only up to a given limit',
-		displayOptions: { show: showForGetMessages },
+		displayOptions: { show: showForPaged },
 	},
 	{
 		displayName: 'Limit',
@@ -135,6 +257,6 @@ export const conversationFields: INodeProperties[] = [
 		typeOptions: { minValue: 1 },
 		default: 50,
 		description: 'Max number of results to return',
-		displayOptions: { show: { ...showForGetMessages, returnAll: [false] } },
+		displayOptions: { show: { ...showForPaged, returnAll: [false] } },
 	},
 ];
