@@ -41,7 +41,7 @@ import type {
   ToolBox,
   TurnKnowledge,
 } from "#functions/agent/engine";
-import { isEngineError } from "#functions/agent/engine-error";
+import { type EngineError, isEngineError } from "#functions/agent/engine-error";
 import { isGreeting } from "#functions/agent/greetings";
 import { asksForPerson, REQUEST_HUMAN_TOOL, withRequestHuman } from "#functions/agent/handoff";
 import { type ChatbotBundle, chatbotLimits, loadChatbotBundle } from "#functions/domain/chatbots";
@@ -55,6 +55,14 @@ import { recordGap } from "#functions/knowledge/gaps";
 import { fitToBudget, groundingFrom } from "#functions/knowledge/grounding";
 import type { Retrieval } from "#functions/knowledge/retriever";
 import { describeError, log } from "#functions/log";
+import {
+  type Engine,
+  type FallbackReason,
+  type LookupOutcome,
+  recordLookups,
+  recordTurn,
+  type TurnOutcome,
+} from "#functions/observability/metrics";
 import { cancellationReasons, putNewAction, type TransactAction } from "#functions/store/conditions";
 import {
   type ConversationRecord,
@@ -247,6 +255,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       signal: abort.signal,
       ...(input.stream ? { stream: input.stream } : {}),
     });
+
+    recordTurnMetrics(reply, bundle.chatbot.fallbackReply);
 
     const repliedAt = isoTime(ctx.clock());
     const sources = reply.sources ?? [];
@@ -596,6 +606,8 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs" | "source
   gap?: { confident: boolean; vector?: { model: string; values: Float32Array } };
   engine: string;
   fallback: boolean;
+  /** Why the reply is the fallback (only when something failed). */
+  fallbackReason?: FallbackReason;
   /** Look-up details the visitor has given so far (absent: the chatbot has no look-up tools). */
   collected?: Record<string, string>;
   /** The look-ups this turn made (absent: none). */
@@ -629,16 +641,23 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
           ...(retrieval.questionVector ? { vector: retrieval.questionVector } : {}),
         }
       : undefined;
+  // The look-up tools could not be set up (their credentials, say): the fallback's reason is theirs.
+  let toolsFailed = false;
   try {
     const [engine, toolBox, retrieval] = await Promise.all([
       ctx.agent.engineFor(request.bundle),
-      ctx.agent.toolBoxFor({
-        organizationId: chatbot.organizationId,
-        bundle: request.bundle,
-        conversation: request.conversation,
-        visitorTexts: request.visitorTexts,
-        deadline: request.deadline,
-      }),
+      ctx.agent
+        .toolBoxFor({
+          organizationId: chatbot.organizationId,
+          bundle: request.bundle,
+          conversation: request.conversation,
+          visitorTexts: request.visitorTexts,
+          deadline: request.deadline,
+        })
+        .catch((error: unknown) => {
+          toolsFailed = true;
+          throw error;
+        }),
       // The knowledge, beside the engine and tools: from memory, plus the question's embedding.
       question
         ? raceAbort(
@@ -763,6 +782,13 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       engine: chatbot.engine.kind,
       fallback: true,
       ...(gap ? { gap } : {}),
+      fallbackReason: request.signal.aborted
+        ? "model_timed_out"
+        : isEngineError(error)
+          ? fallbackReasonOf(error)
+          : toolsFailed
+            ? "tool_failed"
+            : "model_failed",
       ...made,
     };
   }
@@ -795,6 +821,41 @@ function knowledgeForTurn(
     },
     history: fitted.history,
   };
+}
+
+/** The metrics' name for why an engine failed (observability/metrics.ts). */
+function fallbackReasonOf(error: EngineError): FallbackReason {
+  switch (error.reason) {
+    case "throttled":
+      return "model_throttled";
+    case "configuration":
+      return "model_denied";
+    case "timeout":
+    case "stalled":
+      return "model_timed_out";
+    case "model_error":
+    case "malformed_output":
+      return "model_failed";
+  }
+}
+
+/** The turn's metrics: its outcome and why it fell back, what the model took, its look-ups. */
+function recordTurnMetrics(reply: Reply, fallbackText: string): void {
+  const outcome: TurnOutcome = reply.handoff
+    ? "handoff"
+    : reply.fallback
+      ? "fallback"
+      : reply.messages.join("\n") === fallbackText.trim()
+        ? "unanswered"
+        : "answered";
+  recordTurn({
+    engine: reply.engine as Engine,
+    outcome,
+    ...(reply.fallbackReason ? { fallbackReason: reply.fallbackReason } : {}),
+    ...(reply.modelLatencyMs === undefined ? {} : { modelLatencyMs: reply.modelLatencyMs }),
+    ...(reply.usage ? { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens } : {}),
+  });
+  if (reply.lookups) recordLookups(reply.lookups.map((lookup) => lookup.outcome as LookupOutcome));
 }
 
 /** What the model sees of a stored message: status changes not at all, a person's replies as the assistant side. */

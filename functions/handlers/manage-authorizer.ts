@@ -29,6 +29,7 @@ import { decideManageAccess } from "#functions/domain/manage-access";
 import { AppError } from "#functions/errors";
 import { toManageContext } from "#functions/http/manage-context";
 import { describeError, log, withRequestScope } from "#functions/log";
+import { recordAuthorizerFailure, recordRateLimited } from "#functions/observability/metrics";
 import { manageRouteFor } from "#lib/routes";
 
 const ctx = contextFromEnvironment("authorizer");
@@ -43,6 +44,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
       const route = manageRouteFor(event.routeKey);
       if (!route?.access) {
         log.error("management authorizer on a route it does not know", { routeKey: event.routeKey });
+        recordAuthorizerFailure("manage", "error");
         return { isAuthorized: true, context: toManageContext({ outcome: "error" }) };
       }
       if (!verifier) {
@@ -63,6 +65,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
       );
       if (verdict.outcome === "unauthenticated")
         log.info("management caller refused", { reason: verdict.reason });
+      if (verdict.outcome === "rate_limited") recordRateLimited("manage");
       return { isAuthorized: true, context: toManageContext(verdict) };
     } catch (error) {
       if (
@@ -74,9 +77,11 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
           "table or user pool unavailable: no verdict",
           describeError(error instanceof AppError ? error.cause : error),
         );
+        recordAuthorizerFailure("manage", "unavailable");
         return { isAuthorized: true, context: toManageContext({ outcome: "unavailable" }) };
       }
       log.error("management authorizer failed", describeError(error));
+      recordAuthorizerFailure("manage", "error");
       return { isAuthorized: true, context: toManageContext({ outcome: "error" }) };
     }
   });

@@ -7,7 +7,9 @@
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { log, withRequestScope } from "#functions/log";
+import { recordWebhookDelivery, type WebhookDeliveryOutcome } from "#functions/observability/metrics";
 import {
+  type AttemptOutcome,
   type DeliveryContext,
   describeDeliveryError,
   processDeliveryMessage,
@@ -34,6 +36,9 @@ function deliveryContext(): DeliveryContext {
   return context;
 }
 
+/** The attempts' outcomes the metrics count; the rest are a message's hops, waits and duplicates. */
+const countedOutcomes = new Set<AttemptOutcome>(["delivered", "retry_scheduled", "failed", "dropped"]);
+
 export const handler = async (event: SQSEvent, lambda: Context): Promise<SQSBatchResponse> =>
   withRequestScope(lambda.awsRequestId, async () => {
     const ctx = deliveryContext();
@@ -46,7 +51,8 @@ export const handler = async (event: SQSEvent, lambda: Context): Promise<SQSBatc
           return;
         }
         try {
-          await processDeliveryMessage(ctx, message);
+          const outcome = await processDeliveryMessage(ctx, message);
+          if (countedOutcomes.has(outcome)) recordWebhookDelivery(outcome as WebhookDeliveryOutcome);
         } catch (error) {
           log.error("webhook attempt could not be completed; the queue retries it", {
             deliveryId: message.deliveryId,

@@ -14,6 +14,7 @@ import type { DomainContext } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import { type AuthorizerContext, toAuthorizerContext } from "#functions/http/authorizer-context";
 import { describeError, log } from "#functions/log";
+import { recordAuthorizerFailure, recordRateLimited } from "#functions/observability/metrics";
 
 export async function apiKeyVerdict(
   ctx: DomainContext,
@@ -24,6 +25,7 @@ export async function apiKeyVerdict(
   try {
     const verdict = toAuthorizerContext(await raceAbort(authenticate(ctx, authorization), deadline));
     log.debug("verdict", { outcome: verdict.outcome, durationMs: Date.now() - started });
+    if (verdict.outcome === "rate_limited") recordRateLimited("public");
     return verdict;
   } catch (error) {
     if (deadline.aborted || (error instanceof AppError && error.code === "service_unavailable")) {
@@ -31,9 +33,11 @@ export async function apiKeyVerdict(
         "table unavailable: no verdict",
         describeError(error instanceof AppError ? error.cause : error),
       );
+      recordAuthorizerFailure("public", "unavailable");
       return { outcome: "unavailable" };
     }
     log.error("authorizer failed", describeError(error));
+    recordAuthorizerFailure("public", "error");
     return { outcome: "error" };
   }
 }

@@ -148,6 +148,46 @@ describe.runIf(isLocal)("Bedrock engine through the API", () => {
     expect(await bedrock().requests(modelId)).toHaveLength(2);
   });
 
+  it("writes the turn's fallback metric (Embedded Metric Format) when the model keeps throttling", async () => {
+    const modelId = `test.model-${randomUUID()}`;
+    const shop = await bedrockTenant(modelId);
+    const throttled = awsError(429, "ThrottlingException", "Rate exceeded");
+    await bedrock().script(modelId, throttled, throttled, throttled, throttled, throttled);
+    const conversationId = await newConversation(shop);
+
+    const response = await api.sendMessage(shop.apiKey, {
+      conversation_id: conversationId,
+      message: "hello?",
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.body.messages[0]?.content).toBe("Sorry, the assistant is busy. Please try again.");
+    const requestId = response.headers.get("x-request-id");
+    const documents = runtimeLog()
+      .split("\n")
+      .filter((line) => line.startsWith("{") && line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((document) => document.requestId === requestId);
+    expect(documents).toHaveLength(1);
+    expect(documents[0]).toMatchObject({
+      Stage: "local",
+      Engine: "bedrock",
+      Outcome: "fallback",
+      Reason: "model_throttled",
+      Turns: 1,
+      Fallbacks: 1,
+      _aws: {
+        CloudWatchMetrics: expect.arrayContaining([
+          {
+            Namespace: "ChatbotApi",
+            Dimensions: [["Stage"], ["Stage", "Reason"]],
+            Metrics: [{ Name: "Fallbacks", Unit: "Count" }],
+          },
+        ]),
+      },
+    });
+  });
+
   it("gives the fallback reply within the deadline when the model is too slow, keeping the visitor's message", async () => {
     const modelId = `test.model-${randomUUID()}`;
     const shop = await bedrockTenant(modelId);
