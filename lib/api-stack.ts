@@ -13,7 +13,16 @@
  * function, which queues deliveries (SQS) for the WebhookDelivery function; its own KMS key seals
  * endpoints' signing secrets.
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
+import {
+  Annotations,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   ApiMapping,
@@ -28,6 +37,7 @@ import {
   LogGroupLogDestination,
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { Certificate } from "aws-cdk-lib/aws-certificatemanager";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import {
   AccountRecovery,
   Mfa,
@@ -47,16 +57,32 @@ import {
   StartingPosition,
 } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsDlq, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Topic } from "aws-cdk-lib/aws-sns";
+import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { parseBedrockModel, regionOf } from "./bedrock-access.ts";
+import { parseBedrockModel, regionOf, regionProblem } from "./bedrock-access.ts";
 import { ConcernStack, type ConcernStackProps, integrateRoute } from "./concern-stack.ts";
 import { type ConcernStackName, concernStackNames, concernStacks } from "./concerns.ts";
 import { ConsoleStack } from "./console-stack.ts";
-import { allQueues, eventFunctions, queueSources, queues, streamSources } from "./event-sources.ts";
+import {
+  allQueues,
+  eventFanout,
+  eventFunctions,
+  failureQueueIds,
+  queueSources,
+  queues,
+  streamSources,
+} from "./event-sources.ts";
 import { cognitoIssuer, identity } from "./identity.ts";
-import { deployFunction, indexArns, modelSecretPrefix, type SharedResources } from "./lambda-functions.ts";
+import {
+  createLogGroup,
+  deployFunction,
+  indexArns,
+  modelSecretPrefix,
+  type SharedResources,
+} from "./lambda-functions.ts";
+import { MonitoringStack } from "./monitoring-stack.ts";
 import {
   allFunctions,
   authorizer,
@@ -160,8 +186,16 @@ export class ApiStack extends Stack {
       accountRecovery: AccountRecovery.EMAIL_ONLY,
       userInvitation: { emailSubject: identity.invitation.subject, emailBody: identity.invitation.body },
       userVerification: { emailStyle: VerificationEmailStyle.CODE },
-      email: UserPoolEmail.withCognito(),
-      mfa: Mfa.OFF,
+      // Cognito's own mail stops at about 50 messages a day: production sends through SES.
+      email: config.sesFromAddress
+        ? UserPoolEmail.withSES({
+            fromEmail: config.sesFromAddress,
+            sesRegion: config.sesRegion ?? this.region,
+            sesVerifiedDomain: config.sesFromAddress.split("@")[1],
+          })
+        : UserPoolEmail.withCognito(),
+      mfa: { off: Mfa.OFF, optional: Mfa.OPTIONAL, required: Mfa.REQUIRED }[config.consoleMfa],
+      ...(config.consoleMfa === "off" ? {} : { mfaSecondFactor: { otp: true, sms: false } }),
       deletionProtection: config.retainData,
       removalPolicy,
     });
@@ -175,12 +209,14 @@ export class ApiStack extends Stack {
       refreshTokenValidity: Duration.days(identity.consoleClient.refreshTokenValidityDays),
       preventUserExistenceErrors: identity.consoleClient.preventUserExistenceErrors,
       enableTokenRevocation: true,
+      // No hosted UI: CDK's OAuth defaults (implicit flow, an example.com callback) stay off.
+      disableOAuth: true,
     });
     Validations.of(userPool).acknowledge(
       {
         id: "AwsSolutions::AwsSolutions-COG2",
         reason:
-          "MFA is not required yet: the console signs in with USER_PASSWORD_AUTH, the one flow the local Cognito emulator shares with Cognito; TOTP enrolment is a console feature still to come.",
+          "MFA is the operator's choice (-c consoleMfa=optional|required, TOTP): required can only be set when a pool is created, and the console does not enrol people in TOTP yet (docs/operations.md).",
       },
       {
         id: "AwsSolutions::AwsSolutions-COG8",
@@ -236,7 +272,23 @@ export class ApiStack extends Stack {
       WEBHOOK_SECRETS_KEY_ID: webhookSecretsKey.keyArn,
       WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
       CONVERSATION_TIMER_QUEUE_URL: timerQueue.queueUrl,
+      // The metrics' Stage dimension (functions/observability/metrics.ts).
+      STAGE: config.stage,
     };
+
+    // Every alarm of the stage notifies this topic (docs/operations.md); the root keeps it, as its
+    // e-mail subscriptions are confirmed by people.
+    const alarmTopic = new Topic(this, "AlarmTopic", {
+      displayName: `Chatbot API alarms (${config.stage})`,
+      enforceSSL: true,
+    });
+    Validations.of(alarmTopic).acknowledge({
+      id: "AwsSolutions::AwsSolutions-SNS2",
+      reason:
+        "Alarm notifications carry alarm names and metric values, no customer data; CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key, and a key of our own would protect nothing here.",
+    });
+    if (config.alarmEmail) alarmTopic.addSubscription(new EmailSubscription(config.alarmEmail));
+    const alarmAction = new SnsAction(alarmTopic);
 
     this.checkBedrockModels(config.bedrockModelIds);
     const shared: SharedResources = {
@@ -247,6 +299,7 @@ export class ApiStack extends Stack {
       userPool,
       queues: queueById,
       environment,
+      alarmAction,
     };
 
     // Each function in the stack its definition names (lib/concerns.ts): the few the root holds on
@@ -260,10 +313,19 @@ export class ApiStack extends Stack {
     for (const definition of [...allFunctions, ...eventFunctions]) {
       const fn =
         definition.stack === "Root"
-          ? deployFunction(this, definition, shared)
+          ? deployFunction(this, definition, shared, {
+              reservedConcurrency: reservedConcurrencyOf(definition),
+            })
           : concernStacksByName.get(definition.stack)?.addFunction(definition);
       if (!fn) throw new Error(`${definition.id}: no stack ${definition.stack}`);
       this.functions.set(definition.id, fn);
+    }
+    /** Reserved concurrency for the root's functions (docs/operations.md, "Shared capacity"). */
+    function reservedConcurrencyOf(definition: FunctionDefinition): number {
+      if (definition.id === authorizer.id || definition.id === manageAuthorizer.id) {
+        return config.authorizerReservedConcurrency;
+      }
+      return definition.id === streamRoute.id ? config.streamReservedConcurrency : 0;
     }
     const functionOf = (definition: FunctionDefinition): LambdaFunction => {
       const fn = this.functions.get(definition.id);
@@ -330,10 +392,7 @@ export class ApiStack extends Stack {
       cfnAuthorizer.addPropertyDeletionOverride("IdentitySource");
     }
 
-    const accessLogs = new LogGroup(this, "AccessLogs", {
-      retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const accessLogs = createLogGroup(this, "AccessLogs", config);
     const stage = new HttpStage(this, "DefaultStage", {
       httpApi: api,
       stageName: "$default",
@@ -360,9 +419,7 @@ export class ApiStack extends Stack {
           }),
         ),
       },
-      ...(config.throttleRateLimit !== undefined && config.throttleBurstLimit !== undefined
-        ? { throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit } }
-        : {}),
+      throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
     });
 
     for (const source of streamSources) {
@@ -432,6 +489,7 @@ export class ApiStack extends Stack {
       userPoolId: userPool.userPoolId,
       clientId: consoleClient.userPoolClientId,
       removalPolicy,
+      ...(config.waf ? { waf: { rateLimit: config.wafRateLimit } } : {}),
     });
     new CfnOutput(this, "ConsoleUrl", {
       value: consoleHosting.consoleUrl,
@@ -441,6 +499,27 @@ export class ApiStack extends Stack {
       value: consoleHosting.consoleUrl,
       description:
         "The streaming endpoint on the console's domain (through CloudFront): POST {ConsoleStreamUrl}api/message/stream.",
+    });
+
+    const monitoring = new MonitoringStack(this, "Monitoring", {
+      description: "Alarms on what the stage's parts share, and its dashboard.",
+      stage: config.stage,
+      api,
+      table: this.table,
+      streamFunction: functionOf(streamRoute),
+      eventFanout: functionOf(eventFanout),
+      failureQueues: failureQueueIds.map(queueFor),
+      accountConcurrencyLimit: config.accountConcurrencyLimit,
+      alarmAction,
+    });
+    new CfnOutput(this, "AlarmTopicArn", {
+      value: alarmTopic.topicArn,
+      description:
+        "Every alarm of the stage notifies this SNS topic (subscribe more addresses or a pager to it).",
+    });
+    new CfnOutput(this, "DashboardName", {
+      value: monitoring.dashboard.dashboardName,
+      description: "The stage's CloudWatch dashboard.",
     });
 
     new CfnOutput(this, "ApiUrl", { value: publicUrl, description: "Base URL of the API." });
@@ -517,10 +596,18 @@ export class ApiStack extends Stack {
    * stack's (Bedrock is called in the stack's region).
    */
   private checkBedrockModels(modelIds: readonly string[]): void {
+    if (modelIds.length === 0) {
+      Annotations.of(this).addWarningV2(
+        "chatbot:no-bedrock-model",
+        'No Bedrock model is granted (bedrockModelIds is empty): a chatbot with the bedrock engine will answer every turn with its fallback reply. Deploy with -c bedrockModelIds=<model or profile id>,… (docs/operations.md, "Bedrock").',
+      );
+    }
     for (const modelId of modelIds) {
       const model = parseBedrockModel(modelId);
       if ("problem" in model)
         throw new Error(`Invalid stage configuration: bedrockModelIds: ${model.problem}`);
+      const wrongGeography = Token.isUnresolved(this.region) ? undefined : regionProblem(model, this.region);
+      if (wrongGeography) throw new Error(`Invalid stage configuration: bedrockModelIds: ${wrongGeography}`);
       const modelRegion = regionOf(model);
       if (modelRegion && !Token.isUnresolved(this.region) && modelRegion !== this.region) {
         throw new Error(

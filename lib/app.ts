@@ -14,6 +14,16 @@ const configKeys = [
   "throttleBurstLimit",
   "logRetentionDays",
   "selfSignUp",
+  "alarmEmail",
+  "tracing",
+  "accountConcurrencyLimit",
+  "authorizerReservedConcurrency",
+  "streamReservedConcurrency",
+  "waf",
+  "wafRateLimit",
+  "sesFromAddress",
+  "sesRegion",
+  "consoleMfa",
 ] as const;
 
 export function buildApp(context: Record<string, unknown> = {}): { app: App; stack: ApiStack } {

@@ -120,6 +120,45 @@ export function parseBedrockModel(id: string): BedrockModel | { problem: string 
   return { kind: "foundation-model", modelId: id };
 }
 
+/**
+ * The regions a geographic profile can be called from (its source regions, as the Bedrock user
+ * guide's "Supported Regions and models for inference profiles" lists them): a profile of another
+ * geography does not exist in the stack's region, and every turn would fall back.
+ */
+const sourceRegions: Record<Geography, RegExp> = {
+  us: /^(us-(east|west)-\d|ca-central-1)$/,
+  eu: /^(eu-[a-z]+-\d|il-central-1)$/,
+  apac: /^(ap-[a-z]+-\d|me-central-1)$/,
+  jp: /^ap-northeast-[13]$/,
+  au: /^ap-southeast-[24]$/,
+  ca: /^ca-(central|west)-1$/,
+  "us-gov": /^us-gov-(east|west)-1$/,
+};
+
+/** Why `model` cannot be called from `region` (a profile of another geography), if it cannot. */
+export function regionProblem(model: BedrockModel, region: string): string | undefined {
+  if (model.kind !== "geographic-profile" || model.at) return undefined;
+  if (sourceRegions[model.geography].test(region)) return undefined;
+  return `${model.profileId} is a cross-region inference profile of the ${model.geography}. geography, which cannot be called from ${region} (the stack's region, where the functions call Bedrock): every turn would fall back. Deploy to a region of that geography, or use the ${geographyFor(region) ?? "global"}. profile or the model id in ${region}`;
+}
+
+function geographyFor(region: string): string | undefined {
+  return (Object.keys(sourceRegions) as Geography[]).find((geography) =>
+    sourceRegions[geography].test(region),
+  );
+}
+
+/**
+ * Whether the model is sold through AWS Marketplace (any provider but Amazon): its first call in an
+ * account subscribes to it, which needs the aws-marketplace permissions AWS documents.
+ */
+export function isThirdPartyModel(model: BedrockModel): boolean {
+  const modelId =
+    model.kind === "arn" ? (model.arn.split("/").pop() ?? "") : "modelId" in model ? model.modelId : "";
+  if (model.kind === "arn" && model.resourceType !== "foundation-model") return true;
+  return !modelId.startsWith("amazon.");
+}
+
 /** The region a model given as a full ARN lives in (Bedrock is called in the stack's region). */
 export function regionOf(model: BedrockModel): string | undefined {
   if (model.kind === "arn") return model.region;

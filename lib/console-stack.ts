@@ -50,6 +50,7 @@ import {
   ObjectOwnership,
 } from "aws-cdk-lib/aws-s3";
 import { BucketDeployment, CacheControl, type ISource, Source } from "aws-cdk-lib/aws-s3-deployment";
+import { CfnWebACL } from "aws-cdk-lib/aws-wafv2";
 import type { Construct } from "constructs";
 import {
   apiPathPatterns,
@@ -74,6 +75,11 @@ export interface ConsoleStackProps extends NestedStackProps {
   userPoolId: string;
   clientId: string;
   removalPolicy: RemovalPolicy;
+  /**
+   * A web ACL with a rate-based rule (requests per IP in any 5 minutes) in front of the distribution,
+   * and so of the API paths it serves (an HTTP API cannot take a web ACL of its own).
+   */
+  waf?: { rateLimit: number };
 }
 
 export class ConsoleStack extends NestedStack {
@@ -161,8 +167,10 @@ export class ConsoleStack extends NestedStack {
       responseHeadersPolicy: headers,
     };
 
+    const webAcl = props.waf ? this.rateLimitingWebAcl(props.waf.rateLimit) : undefined;
     this.distribution = new Distribution(this, "Distribution", {
       comment: "Chatbot console and its API on one origin",
+      ...(webAcl ? { webAclId: webAcl.attrArn } : {}),
       defaultRootObject: "index.html",
       httpVersion: HttpVersion.HTTP2_AND_3,
       priceClass: PriceClass.PRICE_CLASS_100,
@@ -188,11 +196,13 @@ export class ConsoleStack extends NestedStack {
       id: "AwsSolutions::AwsSolutions-CFR1",
       reason: "The console is for every organization, wherever its people are: no geographic restriction.",
     });
-    Validations.of(this.distribution).acknowledge({
-      id: "AwsSolutions::AwsSolutions-CFR2",
-      reason:
-        "No WAF: the files are static, and the API behind the same domain limits each key and person itself (token buckets, Cognito).",
-    });
+    if (!webAcl) {
+      Validations.of(this.distribution).acknowledge({
+        id: "AwsSolutions::AwsSolutions-CFR2",
+        reason:
+          "WAF is the operator's choice (-c waf=true): the files are static, and the API behind the same domain limits each key and person itself (token buckets, Cognito) behind the stage's throttle.",
+      });
+    }
     Validations.of(this.distribution).acknowledge({
       id: "AwsSolutions::AwsSolutions-CFR4",
       reason:
@@ -231,6 +241,38 @@ export class ConsoleStack extends NestedStack {
     this.acknowledgeDeploymentHandler(files);
 
     new CfnOutput(this, "DistributionId", { value: this.distribution.distributionId });
+  }
+
+  /**
+   * A CloudFront-scoped web ACL: a rate-based rule blocking an IP address past `limit` requests in any
+   * 5 minutes. CloudFront's web ACLs live in us-east-1, so the stage must be deployed there to have one.
+   */
+  private rateLimitingWebAcl(limit: number): CfnWebACL {
+    const { region } = Stack.of(this);
+    if (!Token.isUnresolved(region) && region !== "us-east-1") {
+      throw new Error(
+        `Invalid stage configuration: waf: a CloudFront web ACL can only be created in us-east-1, and this stack is in ${region} (docs/operations.md, "Shared capacity")`,
+      );
+    }
+    const visibility = (metricName: string) => ({
+      cloudWatchMetricsEnabled: true,
+      metricName,
+      sampledRequestsEnabled: true,
+    });
+    return new CfnWebACL(this, "WebAcl", {
+      scope: "CLOUDFRONT",
+      defaultAction: { allow: {} },
+      visibilityConfig: visibility("ChatbotConsoleWebAcl"),
+      rules: [
+        {
+          name: "RatePerIp",
+          priority: 0,
+          action: { block: {} },
+          statement: { rateBasedStatement: { limit, aggregateKeyType: "IP" } },
+          visibilityConfig: visibility("ChatbotConsoleRatePerIp"),
+        },
+      ],
+    });
   }
 
   /**

@@ -9,6 +9,8 @@
  *                        ▼                             ▼
  *                  EventFanoutFailures        WebhookDeliveriesDeadLetters
  *
+ *   EventFanout ──▶ ConversationTimers queue ──▶ ConversationTimer (──▶ ConversationTimersDeadLetters)
+ *
  * Pure data (no CDK imports).
  */
 import type { FunctionDefinition } from "./routes.ts";
@@ -109,8 +111,14 @@ export const queues = {
     id: "ConversationTimers",
     visibilityTimeoutSeconds: 6 * conversationTimer.timeoutSeconds,
     retentionSeconds: 4 * 24 * 3_600,
-    // A check re-queues itself while not due; one received this often failed outright.
-    deadLetter: { queueId: "WebhookDeliveriesDeadLetters", maxReceiveCount: 5 },
+    // A check re-queues itself while not due; one received this often failed outright. Its own
+    // dead-letter queue: a timer's failures are not webhooks' (docs/operations.md says how to redrive).
+    deadLetter: { queueId: "ConversationTimersDeadLetters", maxReceiveCount: 5 },
+  },
+  conversationTimersDeadLetters: {
+    id: "ConversationTimersDeadLetters",
+    visibilityTimeoutSeconds: 30,
+    retentionSeconds: 14 * 24 * 3_600,
   },
   eventFanoutFailures: {
     id: "EventFanoutFailures",
@@ -165,4 +173,10 @@ export const eventFunctions: readonly FunctionDefinition[] = [
   eventFanout,
   webhookDelivery,
   conversationTimer,
+];
+
+/** Queues whose every message is a failure for a person to look at: alarmed on their depth. */
+export const failureQueueIds: readonly string[] = [
+  ...allQueues.flatMap((queue) => (queue.deadLetter ? [queue.deadLetter.queueId] : [])),
+  ...streamSources.map((source) => source.onFailureQueueId),
 ];

@@ -7,18 +7,20 @@
  */
 import { resolve } from "node:path";
 import { AssetHashType, Duration, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
 import type { UserPool } from "aws-cdk-lib/aws-cognito";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Effect, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { Key } from "aws-cdk-lib/aws-kms";
-import { Architecture, Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { TITAN_V2 } from "../functions/knowledge/models.ts";
-import { bedrockInvokeGrant, parseBedrockModel } from "./bedrock-access.ts";
+import { bedrockInvokeGrant, isThirdPartyModel, parseBedrockModel } from "./bedrock-access.ts";
 import { bundleFunctionSync, handlerFile } from "./bundling.ts";
 import { eventFunctions, queues } from "./event-sources.ts";
+import { logDataProtectionPolicy } from "./log-protection.ts";
 import { allFunctions, type ExtraGrant, type FunctionDefinition } from "./routes.ts";
 import type { StageConfig } from "./stage-config.ts";
 import { tableSchema } from "./table-schema.ts";
@@ -38,6 +40,8 @@ export interface SharedResources {
   queues: ReadonlyMap<string, Queue>;
   /** Every function's environment variables. */
   environment: Readonly<Record<string, string>>;
+  /** Where every alarm goes: the stage's alarm topic. */
+  alarmAction: IAlarmAction;
 }
 
 /** A grant a concern stack gives from resources of its own; `false` leaves it to the shared ones. */
@@ -47,6 +51,8 @@ export interface DeployOptions {
   /** Variables a concern stack adds for its own resources. */
   environment?: Readonly<Record<string, string>>;
   grant?: GrantHandler;
+  /** Concurrency reserved for (and capping) the function; absent or 0: the account's pool. */
+  reservedConcurrency?: number;
 }
 
 /** Deploys `definition` in `scope`'s stack. */
@@ -57,10 +63,7 @@ export function deployFunction(
   options: DeployOptions = {},
 ): LambdaFunction {
   const { config } = shared;
-  const logGroup = new LogGroup(scope, `${definition.id}Logs`, {
-    retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
-    removalPolicy: RemovalPolicy.DESTROY,
-  });
+  const logGroup = createLogGroup(scope, `${definition.id}Logs`, config);
   const role = new Role(scope, `${definition.id}Role`, {
     assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
     description: `Runs the ${definition.id} function (least privilege).`,
@@ -111,11 +114,57 @@ export function deployFunction(
     role,
     logGroup,
     environment: { ...shared.environment, ...options.environment },
+    tracing: config.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+    ...(options.reservedConcurrency ? { reservedConcurrentExecutions: options.reservedConcurrency } : {}),
   });
+  functionAlarms(scope, definition.id, fn, shared.alarmAction);
   for (const grant of definition.grants ?? []) {
     if (!options.grant?.(fn, grant)) grantShared(fn, grant, shared);
   }
   return fn;
+}
+
+/**
+ * A log group of the stage: its retention, kept when the stack is deleted for a stage that keeps its
+ * data (prod), and the masking policy of lib/log-protection.ts.
+ */
+export function createLogGroup(scope: Construct, id: string, config: StageConfig): LogGroup {
+  return new LogGroup(scope, id, {
+    retention: config.logRetentionDays as RetentionDays, // one of them: checked by stage-config
+    removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    dataProtectionPolicy: logDataProtectionPolicy(),
+  });
+}
+
+/**
+ * Every function's two alarms (docs/operations.md, "Alarms"): errors (a crash, a timeout, or an
+ * event function's failed batch: our handlers answer every request themselves) and throttles (the
+ * account's or its reserved concurrency exhausted).
+ */
+function functionAlarms(scope: Construct, id: string, fn: LambdaFunction, action: IAlarmAction): void {
+  const period = Duration.minutes(5);
+  const alarms = [
+    new Alarm(scope, `${id}ErrorsAlarm`, {
+      alarmDescription: `${id}: 5 or more invocation errors in 5 minutes (docs/operations.md, "Function errors").`,
+      metric: fn.metricErrors({ period, statistic: "Sum" }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+    new Alarm(scope, `${id}ThrottlesAlarm`, {
+      alarmDescription: `${id}: invocations throttled in 5 minutes (docs/operations.md, "Function throttles").`,
+      metric: fn.metricThrottles({ period, statistic: "Sum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+  ];
+  for (const alarm of alarms) {
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+  }
 }
 
 /** The table's index ARNs: the only resources an index Query is granted on. */
@@ -201,6 +250,26 @@ function grantBedrockModels(fn: LambdaFunction, modelIds: readonly string[]): vo
         reason,
       });
     }
+  }
+  // A third-party model's first call in the account subscribes to it in AWS Marketplace, with the
+  // caller's permissions (Bedrock user guide, "Request access to models").
+  const models = modelIds.map(parseBedrockModel);
+  if (models.some((model) => !("problem" in model) && isThirdPartyModel(model))) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: [
+          "aws-marketplace:ViewSubscriptions",
+          "aws-marketplace:Subscribe",
+          "aws-marketplace:Unsubscribe",
+        ],
+        resources: ["*"],
+      }),
+    );
+    Validations.of(fn.role ?? fn).acknowledge({
+      id: "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+      reason:
+        "AWS Marketplace's subscription actions have no resource-level permissions; Bedrock needs them on a third-party model's first call in the account (Bedrock user guide, Request access to models).",
+    });
   }
 }
 

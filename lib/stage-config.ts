@@ -67,6 +67,16 @@ const readBurst = (value: unknown): Read<number> => {
     : { problem: "must be a whole number of requests, 1 or more" };
 };
 
+/** A whole number of at least `minimum`, from either form. */
+const readWhole =
+  (minimum: number) =>
+  (value: unknown): Read<number> => {
+    const number = numberOf(value);
+    return number !== undefined && Number.isInteger(number) && number >= minimum
+      ? { value: number }
+      : { problem: `must be a whole number, ${minimum} or more` };
+  };
+
 /** Comma-separated (`-c bedrockModelIds=a,b`) or a JSON list; each id checked as the stack will grant it. */
 const readModelIds = (value: unknown): Read<string[]> => {
   const items = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : undefined;
@@ -88,12 +98,36 @@ export const stageConfigSchema = z.object({
   /** Optional custom domain (a host name with a v1 marker, e.g. api-v1.example.com) and its ACM certificate. */
   domainName: z.optional(z.string().check(z.regex(/^[a-z0-9.-]+$/))),
   certificateArn: z.optional(z.string().check(z.regex(/^arn:aws[a-z-]*:acm:/))),
-  /** Stage-wide gateway throttle (requests/s, burst). Off by default: its 429 has the gateway's own body. */
-  throttleRateLimit: z.optional(setting(readRate)),
-  throttleBurstLimit: z.optional(setting(readBurst)),
+  /**
+   * Stage-wide gateway throttle (requests/s, burst), checked before any authorizer runs: a flood is
+   * refused before it uses Lambda concurrency. Its 429 has the gateway's own body, so the defaults sit
+   * well above what the keys' own limits let through in normal use (docs/operations.md).
+   */
+  throttleRateLimit: z._default(setting(readRate), 1_000),
+  throttleBurstLimit: z._default(setting(readBurst), 2_000),
   logRetentionDays: z._default(setting(readRetentionDays), 30),
   /** Let anyone create a console account with their e-mail (off: people are invited). */
   selfSignUp: z._default(setting(readBoolean), false),
+  /** An e-mail address subscribed to the stage's alarm topic (it confirms the subscription once). */
+  alarmEmail: z.optional(z.string().check(z.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))),
+  /** Record an AWS X-Ray trace segment of every function invocation (Lambda active tracing). */
+  tracing: z._default(setting(readBoolean), false),
+  /** The account's Lambda concurrency quota in the stage's region; alarms at 80 % of it. */
+  accountConcurrencyLimit: z._default(setting(readWhole(10)), 1_000),
+  /** Concurrency reserved for each authorizer, so a flood elsewhere cannot starve them (0: none). */
+  authorizerReservedConcurrency: z._default(setting(readWhole(0)), 50),
+  /** The stream function's reserved concurrency: its cap (0: uncapped). */
+  streamReservedConcurrency: z._default(setting(readWhole(0)), 100),
+  /** A WAF web ACL with a rate-based rule in front of the HTTP API and the console's distribution. */
+  waf: z._default(setting(readBoolean), false),
+  /** Requests one IP address may send in any 5 minutes before the web ACL blocks it. */
+  wafRateLimit: z._default(setting(readWhole(10)), 2_000),
+  /** A verified SES identity (an address or an address at a verified domain) Cognito sends its mail from. */
+  sesFromAddress: z.optional(z.string().check(z.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))),
+  /** The SES identity's region, when it is not the stack's (Cognito supports a few; see docs/operations.md). */
+  sesRegion: z.optional(z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/))),
+  /** TOTP multi-factor sign-in for console users: off, optional (each person may enrol), or required. */
+  consoleMfa: z._default(z.enum(["off", "optional", "required"]), "off"),
 });
 
 export type StageConfig = z.output<typeof stageConfigSchema> & { retainData: boolean };
@@ -110,7 +144,7 @@ export function parseStageConfig(context: Record<string, unknown>): StageConfig 
   if ((config.domainName === undefined) !== (config.certificateArn === undefined)) {
     throw new Error("Invalid stage configuration: domainName and certificateArn go together");
   }
-  if ((config.throttleRateLimit === undefined) !== (config.throttleBurstLimit === undefined)) {
+  if ("throttleRateLimit" in context !== "throttleBurstLimit" in context) {
     throw new Error("Invalid stage configuration: throttleRateLimit and throttleBurstLimit go together");
   }
   return { ...config, retainData: config.retainData ?? config.stage === "prod" };

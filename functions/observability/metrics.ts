@@ -63,94 +63,61 @@ interface MetricDefinition {
   unit: Unit;
   /** Its own dimensions besides Stage (published with them and as the stage's total). */
   dimensions: readonly string[];
-  /** Who writes it. */
-  emittedBy: string;
-  description: string;
 }
 
-/** The closed list: every metric the service writes. */
+/** The closed list: every metric the service writes (docs/operations.md says what each counts and who writes it). */
 export const metricCatalog = {
   Turns: {
     unit: "Count",
     dimensions: ["Engine", "Outcome"],
-    emittedBy: "SendMessage, StreamMessage",
-    description: "Message turns, by engine and outcome (answered, handoff, unanswered, fallback).",
   },
   Fallbacks: {
     unit: "Count",
     dimensions: ["Reason"],
-    emittedBy: "SendMessage, StreamMessage",
-    description:
-      "Turns answered with the fallback reply because something failed, by reason (model_throttled, model_denied, model_timed_out, model_failed, tool_failed).",
   },
   ModelLatency: {
     unit: "Milliseconds",
     dimensions: ["Engine"],
-    emittedBy: "SendMessage, StreamMessage",
-    description: "Time the model took for a turn (all its rounds), by engine.",
   },
   ModelInputTokens: {
     unit: "Count",
     dimensions: ["Engine"],
-    emittedBy: "SendMessage, StreamMessage",
-    description: "Input tokens a turn's model calls used, by engine.",
   },
   ModelOutputTokens: {
     unit: "Count",
     dimensions: ["Engine"],
-    emittedBy: "SendMessage, StreamMessage",
-    description: "Output tokens a turn's model calls produced, by engine.",
   },
   Lookups: {
     unit: "Count",
     dimensions: ["Outcome"],
-    emittedBy: "SendMessage, StreamMessage",
-    description:
-      "Order and parcel look-ups, by outcome (found, not_found, auth_failed, rate_limited, timeout, unavailable).",
   },
   RateLimited: {
     unit: "Count",
     dimensions: ["Api"],
-    emittedBy: "Authorizer, ManageAuthorizer, StreamMessage",
-    description: "Requests refused with 429 by a key's or person's token bucket, by API (public, manage).",
   },
   AuthorizerFailures: {
     unit: "Count",
     dimensions: ["Api", "Verdict"],
-    emittedBy: "Authorizer, ManageAuthorizer, StreamMessage",
-    description:
-      "Requests the authorizer could not decide, by API and verdict (unavailable: the table or user pool did not answer, a 503; error: a fault, a 500).",
   },
   WebhookDeliveries: {
     unit: "Count",
     dimensions: ["Outcome"],
-    emittedBy: "WebhookDelivery",
-    description:
-      "Webhook delivery attempts, by outcome (delivered, retry_scheduled, failed: gave up or endpoint disabled, dropped).",
   },
   TimerChecks: {
     unit: "Count",
     dimensions: ["Outcome"],
-    emittedBy: "the conversation timer functions",
-    description: "Scheduled inactivity checks, by outcome (closed, superseded, rescheduled, failed).",
   },
   IngestionJobs: {
     unit: "Count",
     dimensions: ["SourceType", "Outcome"],
-    emittedBy: "the knowledge ingestion workers",
-    description: "Knowledge source processing jobs, by source type and outcome (ready, failed, skipped).",
   },
   IngestedChunks: {
     unit: "Count",
     dimensions: ["SourceType"],
-    emittedBy: "the knowledge ingestion workers",
-    description: "Passages a finished ingestion job stored, by source type.",
   },
   IngestionDuration: {
     unit: "Milliseconds",
     dimensions: ["SourceType"],
-    emittedBy: "the knowledge ingestion workers",
-    description: "Time one ingestion job took, by source type.",
   },
 } as const satisfies Record<string, MetricDefinition>;
 
