@@ -117,6 +117,13 @@ export function deployFunction(
     tracing: config.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
     ...(options.reservedConcurrency ? { reservedConcurrentExecutions: options.reservedConcurrency } : {}),
   });
+  if (config.tracing) {
+    Validations.of(role).acknowledge({
+      id: "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+      reason:
+        "Lambda active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions (CDK grants them with tracing on).",
+    });
+  }
   functionAlarms(scope, definition.id, fn, shared.alarmAction);
   for (const grant of definition.grants ?? []) {
     if (!options.grant?.(fn, grant)) grantShared(fn, grant, shared);

@@ -313,7 +313,12 @@ describe("cdk-nag", () => {
     expect(() => agnostic.app.synth()).not.toThrow();
     vi.stubEnv("CDK_DEFAULT_REGION", "eu-west-1");
     vi.stubEnv("CDK_DEFAULT_ACCOUNT", account);
-    const deployed = buildApp({ ...bundlingOff, stage: "test", bedrockModelIds: everyForm });
+    // In a region, only the profiles that can be called from it (the others stop synth).
+    const inEuWest1 = everyForm
+      .split(",")
+      .filter((id) => !/^(us|apac|jp|au|ca|us-gov)\./.test(id))
+      .join(",");
+    const deployed = buildApp({ ...bundlingOff, stage: "test", bedrockModelIds: inEuWest1 });
     expect(() => deployed.app.synth()).not.toThrow();
   });
 

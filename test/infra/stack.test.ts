@@ -669,7 +669,7 @@ describe("stacks", () => {
     const { root: rootTemplate, nested } = synthesized;
     const count = (stackTemplate: Template) => Object.keys(stackTemplate.toJSON().Resources).length;
     expect(count(rootTemplate)).toBeLessThanOrEqual(budget(resourceBudget.root));
-    expect([...nested.keys()].sort()).toEqual([...concernStackNames, "Console"].sort());
+    expect([...nested.keys()].sort()).toEqual([...concernStackNames, "Console", "Monitoring"].sort());
     for (const [name, stackTemplate] of nested) {
       expect([name, count(stackTemplate) <= budget(resourceBudget.nested)]).toEqual([name, true]);
     }

@@ -66,7 +66,11 @@ describe("numeric and boolean settings", () => {
   });
 
   it("keep their defaults when not given", () => {
-    expect(synthesize({})).toEqual({ retentions: [30], tableDeletionPolicy: "Delete", throttle: undefined });
+    expect(synthesize({})).toEqual({
+      retentions: [30],
+      tableDeletionPolicy: "Delete",
+      throttle: { rate: 1000, burst: 2000 },
+    });
     expect(synthesize({ stage: "prod" }).tableDeletionPolicy).toBe("Retain");
   });
 
@@ -120,7 +124,8 @@ describe("the real cdk CLI", () => {
           "-c",
           "throttleBurstLimit=100",
           "-c",
-          "bedrockModelIds=eu.anthropic.claude-3-7-sonnet-20250219-v1:0,amazon.nova-micro-v1:0",
+          // The CLI synthesizes for us-east-1 here (no AWS configuration): a us. profile.
+          "bedrockModelIds=us.anthropic.claude-3-7-sonnet-20250219-v1:0,amazon.nova-micro-v1:0",
         ],
         {
           cwd: root,
