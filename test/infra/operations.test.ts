@@ -262,7 +262,13 @@ describe("deploy-time guards", () => {
         .filter(([, policy]) => JSON.stringify(policy.Properties).includes("aws-marketplace:"))
         .map(([id]) => id.replace(/RoleDefaultPolicy.*$/, ""))
         .sort();
-    expect(marketplace(resources)).toEqual(["SendMessage", "StreamMessage"]);
+    // Every function that may invoke the configured models (the turn's and knowledge search's).
+    const modelFunctions = [...allFunctions, ...eventFunctions]
+      .filter((definition) => definition.grants?.includes("bedrock:invoke-configured-models"))
+      .map((definition) => definition.id)
+      .sort();
+    expect(modelFunctions).toEqual(expect.arrayContaining(["SendMessage", "StreamMessage"]));
+    expect(marketplace(resources)).toEqual(modelFunctions);
     const statement = ofType("AWS::IAM::Policy")
       .flatMap(
         ([, policy]) =>
