@@ -63,6 +63,7 @@ const catalogue = {
   contact_other_organization: { status: 403, detail: "Contact does not belong to this organization" }, // exact
   chatbot_not_found: { status: 404, detail: "Chatbot not found" }, // exact
   conversation_not_found: { status: 404, detail: "Conversation not found" }, // exact
+  message_not_found: { status: 404, detail: "Message not found" }, // exact
   route_not_found: { status: 404, detail: "Not Found" }, // exact
   method_not_allowed: { status: 405, detail: "Method Not Allowed" }, // exact
   conversation_closed: { status: 409, detail: "Conversation is closed" }, // exact

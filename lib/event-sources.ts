@@ -63,8 +63,9 @@ export const eventFanout: FunctionDefinition = {
   memoryMb: 512,
   timeoutSeconds: 60,
   // Query: the organization's endpoints; GetItem: a conversation's chatbot (and its inactivity
-  // timeout); PutItem: deliveries.
-  table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem"],
+  // timeout); PutItem: deliveries; UpdateItem: the analytics counters (domain/analytics.ts, in
+  // transactions).
+  table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
   grants: ["sqs:send-webhook-deliveries", "sqs:send-conversation-timers"],
 };
 
@@ -143,7 +144,8 @@ export const streamSources: readonly StreamSourceDefinition[] = [
     maxRecordAgeSeconds: 24 * 3_600,
     parallelizationFactor: 1,
     filters: [
-      { eventName: ["INSERT"], dynamodb: { NewImage: { entity: { S: ["Message"] } } } },
+      // Inserted messages, and messages changed by feedback (nothing else changes a message).
+      { eventName: ["INSERT", "MODIFY"], dynamodb: { NewImage: { entity: { S: ["Message"] } } } },
       { eventName: ["INSERT", "MODIFY"], dynamodb: { NewImage: { entity: { S: ["Conversation"] } } } },
     ],
     onFailureQueueId: queues.eventFanoutFailures.id,

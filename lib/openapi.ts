@@ -142,6 +142,11 @@ const streamServer = {
 const tags = [
   { name: "Conversations", description: "Start a conversation between a visitor and one of your chatbots." },
   { name: "Messages", description: "Send the visitor's messages and read a conversation's history." },
+  {
+    name: "Feedback",
+    description:
+      "The visitor's thumbs on the chatbot's replies and rating of the conversation: they decide conversations' outcomes and feed the analytics.",
+  },
   { name: "Account", description: "What the calling API key belongs to." },
   { name: "Health", description: "Liveness and this description; no API key needed." },
   {
@@ -191,6 +196,11 @@ const tags = [
   {
     name: "Management: usage",
     description: "Usage per day and chatbot: messages, replies, fallbacks, look-ups, tokens.",
+  },
+  {
+    name: "Management: analytics",
+    description:
+      "Whether the chatbots help: conversations, outcomes, handoffs and why, fallbacks, thumbs, ratings, time to first reply, look-ups, per day.",
   },
   {
     name: "Management: webhooks",

@@ -397,6 +397,8 @@ export const manageRoutes: readonly RouteDefinition[] = [
     [...transition, ...contactOfConversation],
   ),
   account("ManageGetUsage", "GET", "/manage/usage", "viewer", "get-usage", ["dynamodb:Query"]),
+  // One Query of the organization's (or a chatbot's) day counters (domain/analytics.ts).
+  account("ManageGetAnalytics", "GET", "/manage/analytics", "viewer", "get-analytics", ["dynamodb:Query"]),
   chatbot("ManageListContacts", "GET", "/manage/contacts", "viewer", "list-contacts", [
     "dynamodb:Query",
     "dynamodb:BatchGetItem",
@@ -559,6 +561,31 @@ export const publicRoutes: readonly RouteDefinition[] = [
     memoryMb: 256,
     timeoutSeconds: 10,
     table: [...transition, ...contactOfConversation],
+  },
+  {
+    id: "SendFeedback",
+    method: "POST",
+    path: "/api/message/{message_id}/feedback",
+    auth: "apiKey",
+    stack: "PublicApi",
+    entry: "functions/handlers/send-feedback.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    // GetItem: the reply's reference, the reply and its conversation; then one transaction of two
+    // UpdateItems (the reply's feedback, the conversation's counts), or an UpdateItem and a
+    // ConditionCheckItem.
+    table: ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"],
+  },
+  {
+    id: "RateConversation",
+    method: "POST",
+    path: "/api/conversation/{conversation_id}/rating",
+    auth: "apiKey",
+    stack: "PublicApi",
+    entry: "functions/handlers/rate-conversation.ts",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    table: ["dynamodb:GetItem", "dynamodb:UpdateItem"],
   },
   {
     id: "GetMe",

@@ -26,7 +26,10 @@ export interface HistoryMessage {
 /** JSON Schema (draft 2020-12 subset) describing a tool's input object. */
 export interface ToolInputSchema {
   type: "object";
-  properties: Record<string, { type: "string"; description: string; pattern?: string; format?: string }>;
+  properties: Record<
+    string,
+    { type: "string"; description: string; pattern?: string; format?: string; enum?: string[] }
+  >;
   required: string[];
   additionalProperties?: false;
 }

@@ -26,6 +26,12 @@ export const requestHumanSpec: ToolSpec = {
     type: "object",
     properties: {
       reason: { type: "string", description: "Why a person should take over, in a few words." },
+      because: {
+        type: "string",
+        enum: ["visitor_asked", "cannot_answer"],
+        description:
+          "visitor_asked: the visitor asked for a person; cannot_answer: you cannot answer the visitor's question.",
+      },
     },
     required: [],
     additionalProperties: false,
@@ -43,14 +49,25 @@ export function asksForPerson(text: string, phrases: readonly string[]): boolean
   });
 }
 
-/** The tool box with `request_human` added; `requested()` tells whether the model called it. */
-export function withRequestHuman<T extends ToolBox>(tools: T): T & { requested(): boolean } {
+/** Why the model asked for a person, as it said (`because`); undefined when it did not say. */
+export type HandoffRequestKind = "visitor_asked" | "cannot_answer";
+
+/**
+ * The tool box with `request_human` added; `requested()` tells whether the model called it, and
+ * `requestedBecause()` why, when it said.
+ */
+export function withRequestHuman<T extends ToolBox>(
+  tools: T,
+): T & { requested(): boolean; requestedBecause(): HandoffRequestKind | undefined } {
   let requested = false;
+  let because: HandoffRequestKind | undefined;
   return Object.assign(Object.create(tools) as T, {
     specs: [...tools.specs, requestHumanSpec],
     call: async (name: string, input: unknown, signal: AbortSignal) => {
       if (name !== REQUEST_HUMAN_TOOL) return tools.call(name, input, signal);
       requested = true;
+      const said = (input as { because?: unknown } | null)?.because;
+      if (said === "visitor_asked" || said === "cannot_answer") because ??= said;
       return {
         status: "success" as const,
         content: {
@@ -60,5 +77,6 @@ export function withRequestHuman<T extends ToolBox>(tools: T): T & { requested()
       };
     },
     requested: () => requested,
+    requestedBecause: () => because,
   });
 }

@@ -23,6 +23,14 @@ import { randomUUID } from "node:crypto";
 import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
+import {
+  dueFreeze,
+  freezeClauses,
+  type HandoffReason,
+  handoffReasonOf,
+  type OutcomeFreeze,
+  outcomeValue,
+} from "#functions/domain/outcomes";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, putNewAction, type TransactAction } from "#functions/store/conditions";
 import {
@@ -59,6 +67,8 @@ export interface TransitionInput {
   cause: TransitionCause;
   actor: TransitionActor;
   reason?: string;
+  /** A handoff's reason (domain/outcomes.ts); default: the one its cause implies. */
+  handoffReason?: HandoffReason;
   /** Only if the conversation's last activity is still this (the inactivity timer's fence). */
   ifLastActivityAt?: string;
   /** Messages to store right after the system message, in the same slot (an agent's reply). */
@@ -132,10 +142,17 @@ async function writeTransition(
   input: TransitionInput,
   statusChanges: boolean,
 ): Promise<TransitionOutcome> {
-  const now = isoTime(ctx.clock());
+  const nowMs = ctx.clock();
+  const now = isoTime(nowMs);
   const slot = current.turns + 1;
   const status = statusChanges ? input.to : current.status;
   const written: MessageRecord[] = [];
+  // The first handoff is the conversation's (its outcome's reason); later ones are only in history.
+  const handoffReason =
+    statusChanges && input.to === "handoff"
+      ? (input.handoffReason ?? handoffReasonOf(input.cause))
+      : undefined;
+  const firstHandoff = handoffReason !== undefined && current.handoffAt === undefined;
   if (statusChanges) {
     const transition: TransitionRecord = {
       from: current.status,
@@ -143,6 +160,7 @@ async function writeTransition(
       cause: input.cause,
       actor: input.actor,
       ...(input.reason === undefined ? {} : { reason: input.reason }),
+      ...(handoffReason === undefined ? {} : { handoffReason }),
     };
     written.push({
       messageId: randomUUID(),
@@ -164,12 +182,27 @@ async function writeTransition(
   const statusFields = statusChanges
     ? ", #status = :status, statusChangedAt = :now, statusCause = :cause"
     : "";
+  const freeze = freezeClauses(outcomeFreezeOf(current, input.to, statusChanges, nowMs, now));
+  // A person's reply to a visitor nobody answered yet is the conversation's first reply.
+  const firstReplyMs =
+    current.firstVisitorMessageAt !== undefined &&
+    current.firstReplyMs === undefined &&
+    written.some((message) => message.role === "agent")
+      ? Math.max(0, nowMs - Date.parse(current.firstVisitorMessageAt))
+      : undefined;
+  const outcomeFields = [
+    ...freeze.set,
+    ...(firstHandoff ? ["handoffAt = :now", "handoffReason = :handoffReason"] : []),
+    ...(firstReplyMs === undefined ? [] : ["firstReplyMs = if_not_exists(firstReplyMs, :firstReplyMs)"]),
+  ]
+    .map((clause) => `, ${clause}`)
+    .join("");
   const actions: TransactAction[] = [
     {
       Update: {
         TableName: ctx.db.tableName,
         Key: keys.conversation(current.organizationId, current.conversationId),
-        UpdateExpression: `SET turns = :slot, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey${statusFields} ADD messageCount :written`,
+        UpdateExpression: `SET turns = :slot, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey${statusFields}${outcomeFields} ADD messageCount :written`,
         ConditionExpression: "attribute_exists(PK) AND turns = :seenTurns AND #status = :seenStatus",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: {
@@ -180,6 +213,9 @@ async function writeTransition(
           ":seenTurns": current.turns,
           ":seenStatus": current.status,
           ...(statusChanges ? { ":status": status, ":cause": input.cause } : {}),
+          ...freeze.values,
+          ...(firstHandoff ? { ":handoffReason": handoffReason } : {}),
+          ...(firstReplyMs === undefined ? {} : { ":firstReplyMs": firstReplyMs }),
         },
       },
     },
@@ -197,10 +233,38 @@ async function writeTransition(
       lastMessageAt: now,
       messageCount: (current.messageCount ?? 0) + written.length,
       ...(statusChanges ? { statusChangedAt: now, statusCause: input.cause } : {}),
+      ...(firstHandoff ? { handoffAt: now, handoffReason } : {}),
+      ...(firstReplyMs === undefined ? {} : { firstReplyMs }),
+      ...(freeze.set.length > 0
+        ? {
+            finalOutcome: freeze.values[":finalOutcome"],
+            outcomeFinalAt: freeze.values[":outcomeFinalAt"],
+          }
+        : {}),
     },
     changed: statusChanges,
     messages: written,
   };
+}
+
+/**
+ * What a status change freezes of the outcome: the outcome as read when its window already passed;
+ * else `handed_off` at a handoff, or the outcome as it stands at a close (domain/outcomes.ts).
+ */
+function outcomeFreezeOf(
+  current: ConversationRecord,
+  to: ConversationStatus,
+  statusChanges: boolean,
+  nowMs: number,
+  now: string,
+): OutcomeFreeze | undefined {
+  if (current.finalOutcome) return undefined;
+  const due = dueFreeze(current, nowMs);
+  if (due) return due;
+  if (!statusChanges) return undefined;
+  if (to === "handoff") return { finalOutcome: "handed_off", outcomeFinalAt: now };
+  if (to === "closed") return { finalOutcome: outcomeValue(current), outcomeFinalAt: now };
+  return undefined;
 }
 
 export interface AgentReplyInput {

@@ -49,6 +49,7 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { changeStatus } from "#functions/domain/conversation-states";
 import type { WorkFence } from "#functions/domain/idempotency";
+import { dueFreeze, freezeClauses, type HandoffReason } from "#functions/domain/outcomes";
 import { recordTurnUsage } from "#functions/domain/usage";
 import { AppError, serviceUnavailable } from "#functions/errors";
 import { recordGap } from "#functions/knowledge/gaps";
@@ -285,9 +286,18 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
       messages: replies,
     };
     const fallback = reply.fallback || reply.messages.join("\n") === bundle.chatbot.fallbackReply.trim();
+    const answer: AnswerFacts = {
+      turn,
+      fallback,
+      lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
+      firstReplyMs:
+        conversation.firstReplyMs === undefined && conversation.firstVisitorMessageAt !== undefined
+          ? Math.max(0, Date.parse(repliedAt) - Date.parse(conversation.firstVisitorMessageAt))
+          : undefined,
+    };
     // Round trip 3: the replies, with what goes beside them.
     await Promise.all([
-      storeReplies(ctx, input.organizationId, result, input.fence),
+      storeReplies(ctx, input.organizationId, result, input.fence, answer),
       // A question the knowledge could not answer (knowledge/gaps.ts): counted beside the reply.
       reply.gap && (fallback || !reply.gap.confident)
         ? recordGap(ctx, {
@@ -315,7 +325,8 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
         lookups: (reply.lookups ?? []).map((lookup) => lookup.outcome),
       }),
     ]);
-    if (reply.handoff) await startHandoff(ctx, conversation, reply.handoff, reply.engine);
+    if (reply.handoff)
+      await startHandoff(ctx, conversation, reply.handoff, reply.engine, reply.handoffReason);
     return result;
   } finally {
     clearTimeout(timer);
@@ -420,7 +431,12 @@ async function claimTurn(
     const outcome = await writeTurnClaim(ctx, conversation, visitorMessage, input.fence);
     if (outcome === "claimed") {
       return {
-        conversation: { ...conversation, turns: turn, lastActivityAt: visitorMessage.createdAt },
+        conversation: {
+          ...conversation,
+          turns: turn,
+          lastActivityAt: visitorMessage.createdAt,
+          firstVisitorMessageAt: conversation.firstVisitorMessageAt ?? visitorMessage.createdAt,
+        },
         turn,
         history: start.recent.filter((message) => message.turn < turn),
         attachments,
@@ -443,13 +459,15 @@ async function writeTurnClaim(
 ): Promise<"claimed" | "taken"> {
   const { organizationId, conversationId, status } = conversation;
   const now = visitorMessage.createdAt;
+  // A message after the outcome's window first freezes the outcome as it was (domain/outcomes.ts);
+  // the condition below (turns and status as read) keeps what was read current.
+  const freeze = freezeClauses(dueFreeze(conversation, Date.parse(now)));
   const actions: TransactAction[] = [
     {
       Update: {
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, conversationId),
-        UpdateExpression:
-          "SET turns = :turn, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations) ADD messageCount :one, visitorMessageCount :one",
+        UpdateExpression: `SET turns = :turn, lastActivityAt = :now, lastMessageAt = :now, GSI1SK = :sortKey, GSI2SK = :sortKey, GSI2PK = if_not_exists(GSI2PK, :orgConversations), firstVisitorMessageAt = if_not_exists(firstVisitorMessageAt, :now)${freeze.set.map((clause) => `, ${clause}`).join("")} ADD messageCount :one, visitorMessageCount :one`,
         // The status read in round trip 1, still: a change of status since then re-reads the turn.
         ConditionExpression: "attribute_exists(PK) AND #status = :status AND turns = :seen",
         ExpressionAttributeNames: { "#status": "status" },
@@ -461,6 +479,7 @@ async function writeTurnClaim(
           ":now": now,
           ":sortKey": conversationActivityKey(status, now, conversationId),
           ":orgConversations": gsi2.conversationsPartition(organizationId),
+          ...freeze.values,
         },
         ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       },
@@ -529,36 +548,106 @@ async function resumeTurn(
   return { conversation: start.conversation, turn, history, attachments };
 }
 
-/** Stores the replies; with an Idempotency-Key, in one transaction with the key's completion. */
+/**
+ * What a turn's answer tells the conversation's outcome and analytics (domain/outcomes.ts), kept on
+ * the conversation in the replies' own write.
+ */
+interface AnswerFacts {
+  turn: number;
+  fallback: boolean;
+  /** The outcome of each look-up the turn made. */
+  lookups: readonly string[];
+  /** The conversation's first reply: milliseconds since the visitor's first message. */
+  firstReplyMs: number | undefined;
+}
+
+/** The conversation's counter of look-ups with each outcome (items.ts `ConversationRecord`). */
+const lookupCounters: Record<string, string> = {
+  found: "lookupsFound",
+  not_found: "lookupsNotFound",
+  auth_failed: "lookupsAuthFailed",
+  rate_limited: "lookupsRateLimited",
+  timeout: "lookupsTimeout",
+  unavailable: "lookupsUnavailable",
+};
+
+/**
+ * Stores the replies, each with its reference (where feedback finds it by its id); with an
+ * Idempotency-Key, in one transaction with the key's completion.
+ */
 async function storeReplies(
   ctx: DomainContext,
   organizationId: string,
   result: TurnResult,
   fence: WorkFence<TurnResult> | undefined,
+  answer?: AnswerFacts,
 ): Promise<void> {
   // A transaction holds 100 actions; the key's completion and the count are two of them.
-  if (result.messages.length > 98) throw new Error(`a turn of ${result.messages.length} replies`);
+  if (result.messages.length > 49) throw new Error(`a turn of ${result.messages.length} replies`);
   const actions: TransactAction[] = [
-    ...result.messages.map((message) =>
+    ...result.messages.flatMap((message) => [
       putNewAction(ctx.db.tableName, items.message(organizationId, message)),
-    ),
-    ...countedReplies(ctx, organizationId, result),
+      putNewAction(
+        ctx.db.tableName,
+        items.replyReference(organizationId, {
+          messageId: message.messageId,
+          conversationId: message.conversationId,
+          turn: message.turn,
+          index: message.index,
+        }),
+      ),
+    ]),
+    ...countedReplies(ctx, organizationId, result, answer),
   ];
   if (fence) await fence.complete(actions, result);
   else if (actions.length > 0) await ctx.db.client.send(new TransactWriteCommand({ TransactItems: actions }));
 }
 
-/** The replies counted on the conversation (`message_count`, `last_message_at`), in the replies' own write. */
-function countedReplies(ctx: DomainContext, organizationId: string, result: TurnResult): TransactAction[] {
+/**
+ * The replies counted on the conversation (`message_count`, `last_message_at`), in the replies' own
+ * write, with the answer's facts: the latest answer (its turn, time, whether it was the fallback;
+ * feedback on an earlier one no longer decides the outcome), fallbacks and look-ups, the first reply.
+ */
+function countedReplies(
+  ctx: DomainContext,
+  organizationId: string,
+  result: TurnResult,
+  answer: AnswerFacts | undefined,
+): TransactAction[] {
   const last = result.messages.at(-1);
   if (!last) return [];
+  const added: Record<string, number> = { messageCount: result.messages.length };
+  if (answer?.fallback) added.fallbackReplies = 1;
+  for (const outcome of answer?.lookups ?? []) {
+    added.lookups = (added.lookups ?? 0) + 1;
+    const counter = lookupCounters[outcome];
+    if (counter) added[counter] = (added[counter] ?? 0) + 1;
+  }
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ":at": last.createdAt };
+  const adds = Object.entries(added).map(([attribute, value], index) => {
+    names[`#a${index}`] = attribute;
+    values[`:a${index}`] = value;
+    return `#a${index} :a${index}`;
+  });
+  const sets = ["lastMessageAt = :at"];
+  if (answer) {
+    sets.push("lastAnswerTurn = :turn", "lastAnswerAt = :at", "lastAnswerFallback = :fallback");
+    values[":turn"] = answer.turn;
+    values[":fallback"] = answer.fallback;
+    if (answer.firstReplyMs !== undefined) {
+      sets.push("firstReplyMs = if_not_exists(firstReplyMs, :firstReplyMs)");
+      values[":firstReplyMs"] = answer.firstReplyMs;
+    }
+  }
   return [
     {
       Update: {
         TableName: ctx.db.tableName,
         Key: keys.conversation(organizationId, result.conversationId),
-        UpdateExpression: "ADD messageCount :replies SET lastMessageAt = :at",
-        ExpressionAttributeValues: { ":replies": result.messages.length, ":at": last.createdAt },
+        UpdateExpression: `ADD ${adds.join(", ")} SET ${sets.join(", ")}${answer ? " REMOVE lastAnswerFeedback" : ""}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
       },
     },
   ];
@@ -614,7 +703,16 @@ type Reply = Pick<EngineReply, "messages" | "usage" | "modelLatencyMs" | "source
   lookups?: LookupSummary[];
   /** The turn asks for a person: the visitor by a phrase, or the model through `request_human`. */
   handoff?: "visitor" | "engine";
+  /** Why (domain/outcomes.ts), when it asks. */
+  handoffReason?: HandoffReason;
 };
+
+/** A look-up that reached no answer from its platform: a handoff in its turn is `tool_failed`. */
+const failedLookup = (outcome: string) =>
+  outcome === "auth_failed" ||
+  outcome === "rate_limited" ||
+  outcome === "timeout" ||
+  outcome === "unavailable";
 
 async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise<Reply> {
   const { chatbot } = request.bundle;
@@ -683,6 +781,7 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
         engine: engine.kind,
         fallback: false,
         handoff: "visitor",
+        handoffReason: "visitor_asked",
         ...collected(),
       };
     }
@@ -722,7 +821,16 @@ async function replyOrFallback(ctx: TurnContext, request: ReplyRequest): Promise
       request.signal,
     );
     if (handoff && offered?.requested()) {
+      const made = collected();
+      const because = offered.requestedBecause();
       return {
+        handoffReason: made.lookups?.some((lookup) => failedLookup(lookup.outcome))
+          ? "tool_failed"
+          : because === "visitor_asked"
+            ? "visitor_asked"
+            : because === "cannot_answer" || !retrieval?.confident
+              ? "could_not_answer"
+              : "visitor_asked",
         messages: writtenBeforeHandoff ? [writtenBeforeHandoff, handoff.message] : [handoff.message],
         engine: engine.kind,
         fallback: false,
@@ -875,6 +983,7 @@ async function startHandoff(
   conversation: ConversationRecord,
   cause: "visitor" | "engine",
   engine: string,
+  handoffReason: HandoffReason | undefined,
 ): Promise<void> {
   try {
     await changeStatus(ctx, {
@@ -882,6 +991,7 @@ async function startHandoff(
       conversationId: conversation.conversationId,
       to: "handoff",
       cause,
+      ...(handoffReason ? { handoffReason } : {}),
       actor: cause === "visitor" ? { kind: "visitor" } : { kind: "engine", id: engine },
     });
   } catch (error) {

@@ -3,10 +3,14 @@
  * lets through) in, webhook deliveries and inactivity checks (domain/inactivity.ts) out. A thin adapter: the records become item changes, the
  * fan-out does the rest (webhooks/fanout.ts). Any failure throws, so the event source retries the
  * batch (halving it to isolate a bad record) and finally hands it to the failure destination.
+ * The analytics counters (domain/analytics.ts) are counted last, once the rest succeeded: a batch
+ * retried for the others has counted nothing yet, and one retried after counting is recognised by
+ * its transaction's token.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import { recordAnalytics } from "#functions/domain/analytics";
 import { contextFromEnvironment } from "#functions/domain/context";
 import {
   type InactivityContext,
@@ -59,5 +63,11 @@ export const handler = async (event: DynamoDBStreamEvent, lambda: Context): Prom
       fanOut(fanoutContext(), changes),
       scheduleInactivityChecks(fanoutContext(), changes),
     ]);
-    log.debug("stream batch done", { records: event.Records.length, inactivityChecks: checks, ...result });
+    const counted = await recordAnalytics(fanoutContext(), changes);
+    log.debug("stream batch done", {
+      records: event.Records.length,
+      inactivityChecks: checks,
+      analyticsItems: counted.items,
+      ...result,
+    });
   });

@@ -4,7 +4,8 @@ import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { listMessages } from "#functions/domain/history";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
-import { messageSources } from "#functions/http/message-schemas";
+import { ratingView, toRatingView } from "#functions/http/conversation-view";
+import { feedbackView, messageSources } from "#functions/http/message-schemas";
 import { toPublicMessage } from "#functions/http/message-view";
 import { isoTimestamp, uuid } from "#functions/http/schemas";
 
@@ -72,10 +73,12 @@ const historyMessage = z.object({
   agent_name: z.optional(z.string().check(z.describe("Agent messages: the person's display name."))),
   status_change: z.optional(statusChange),
   sources: messageSources,
+  feedback: z.nullable(feedbackView),
 });
 
 const response = z.object({
   conversation_id: z.string(),
+  rating: z.nullable(ratingView),
   messages: z.array(historyMessage).check(z.describe("Oldest first.")),
   has_more: z.boolean(),
   next_cursor: z.nullable(z.string()),
@@ -106,6 +109,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
   return {
     body: {
       conversation_id: page.conversationId,
+      rating: toRatingView(page.conversation),
       messages: page.messages.map(toPublicMessage),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,

@@ -4,7 +4,9 @@
  */
 import * as z from "zod/mini";
 import type { ConversationWithContact } from "#functions/domain/contacts";
+import { systemClock } from "#functions/domain/context";
 import type { ConversationFilters } from "#functions/domain/conversation-listing";
+import { handoffReasons, OUTCOME_WINDOW_MS, outcomeAt, outcomes } from "#functions/domain/outcomes";
 import { contactSummaryView, toContactSummaryView } from "#functions/http/contact-view";
 import { isoTimestamp } from "#functions/http/schemas";
 import type { ConversationRecord, ConversationStatus } from "#functions/store/items";
@@ -31,6 +33,62 @@ export const testMark = z
     ),
   );
 
+/** A conversation's rating, as every answer shows it. */
+export const ratingView = z.object({
+  score: z.int().check(z.describe("1 (very unhappy) to 5 (very happy).")),
+  comment: z.nullable(z.string()),
+  rated_at: isoTimestamp("When the visitor rated it (the latest rating replaces earlier ones)"),
+});
+
+export const toRatingView = (
+  record: Pick<ConversationRecord, "rating">,
+): z.input<typeof ratingView> | null =>
+  record.rating
+    ? { score: record.rating.score, comment: record.rating.comment ?? null, rated_at: record.rating.ratedAt }
+    : null;
+
+/** The outcome fields every conversation answer carries (docs/api.md "Outcomes"). */
+export const outcomeFields = {
+  outcome: z
+    .enum(outcomes)
+    .check(
+      z.describe(
+        "What became of the conversation: resolved, handed_off (to a person), unresolved or abandoned (the visitor wrote nothing). Provisional until outcome_final.",
+      ),
+    ),
+  outcome_final: z
+    .boolean()
+    .check(
+      z.describe(
+        `Whether the outcome is final (it never changes then): at a handoff, at the close, or ${OUTCOME_WINDOW_MS / 3_600_000} hours after the last message.`,
+      ),
+    ),
+  outcome_final_at: isoTimestamp(
+    "When the outcome became final; while provisional, when it will be unless the conversation goes on",
+  ),
+  handoff_reason: z.nullable(
+    z
+      .enum(handoffReasons)
+      .check(
+        z.describe(
+          "Why it was handed to a person (outcome handed_off): visitor_asked, could_not_answer, tool_failed, client, agent.",
+        ),
+      ),
+  ),
+  rating: z.nullable(ratingView),
+};
+
+export const toOutcomeFields = (record: ConversationRecord, now: number = systemClock()) => {
+  const view = outcomeAt(record, now);
+  return {
+    outcome: view.outcome,
+    outcome_final: view.final,
+    outcome_final_at: view.finalAt,
+    handoff_reason: view.handoffReason,
+    rating: toRatingView(record),
+  };
+};
+
 export const toMessageCounts = (record: ConversationRecord) => ({
   message_count: record.messageCount ?? 0,
   visitor_message_count: record.visitorMessageCount ?? 0,
@@ -51,6 +109,7 @@ export const publicConversationView = z.object({
     isoTimestamp("When the last message (any role) was stored; null before the first"),
   ),
   ...messageCounts,
+  ...outcomeFields,
 });
 
 export const toPublicConversationView = ({
@@ -68,6 +127,7 @@ export const toPublicConversationView = ({
   last_message_at:
     (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
   ...toMessageCounts(record),
+  ...toOutcomeFields(record),
 });
 
 /** A listing's query parameters (public or management) as the domain's filters: the ones given only. */

@@ -11,7 +11,13 @@ import type { ToolView } from "#functions/domain/tools";
 import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
 import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
 import { contactSummaryView, toContactSummaryView } from "#functions/http/contact-view";
-import { messageCounts, testMark, toMessageCounts } from "#functions/http/conversation-view";
+import {
+  messageCounts,
+  outcomeFields,
+  testMark,
+  toMessageCounts,
+  toOutcomeFields,
+} from "#functions/http/conversation-view";
 import { isoTimestamp } from "#functions/http/schemas";
 import type {
   ApiKeyRecord,
@@ -243,6 +249,7 @@ export const conversationView = z.object({
   status_changed_at: z.nullable(isoTimestamp("When the status last changed (null: open since it started)")),
   ...messageCounts,
   test: testMark,
+  ...outcomeFields,
 });
 
 export const toConversationView = ({
@@ -260,6 +267,7 @@ export const toConversationView = ({
   status_changed_at: record.statusChangedAt ?? null,
   ...toMessageCounts(record),
   test: record.test === true,
+  ...toOutcomeFields(record),
 });
 
 // ---------- usage ----------

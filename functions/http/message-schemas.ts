@@ -115,6 +115,13 @@ export const messageSources = z
   .array(sourceRef)
   .check(z.describe("The knowledge sources the reply drew on, each once; [] when none."));
 
+/** A reply's feedback from the visitor (POST /api/message/{message_id}/feedback). */
+export const feedbackView = z.object({
+  rating: z.enum(["up", "down"]),
+  comment: z.nullable(z.string()),
+  given_at: isoTimestamp("When the visitor gave it (the latest replaces earlier ones)"),
+});
+
 export const replyMessage = z.object({
   message_id: z.string(),
   role: z.literal("assistant"),

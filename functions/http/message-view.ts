@@ -50,7 +50,25 @@ export interface PublicMessage {
   agent_name?: string;
   /** System messages: the status change they record. */
   status_change?: { from: ConversationStatus; to: ConversationStatus; cause: TransitionCause };
+  /** The visitor's feedback on a chatbot reply (null: none given; other roles: null). */
+  feedback: FeedbackView | null;
 }
+
+/** A reply's feedback as clients see it. */
+export interface FeedbackView {
+  rating: "up" | "down";
+  comment: string | null;
+  given_at: string;
+}
+
+export const toFeedbackView = (message: Pick<MessageRecord, "feedback">): FeedbackView | null =>
+  message.feedback
+    ? {
+        rating: message.feedback.rating,
+        comment: message.feedback.comment ?? null,
+        given_at: message.feedback.givenAt,
+      }
+    : null;
 
 export const toPublicMessage = (message: MessageRecord): PublicMessage => ({
   message_id: message.messageId,
@@ -59,6 +77,7 @@ export const toPublicMessage = (message: MessageRecord): PublicMessage => ({
   attachments: message.attachments ?? [],
   created_at: message.createdAt,
   sources: toSourceViews(message),
+  feedback: toFeedbackView(message),
   ...(message.authorName === undefined ? {} : { agent_name: message.authorName }),
   ...(message.transition
     ? {

@@ -100,6 +100,24 @@ export const keys = {
     PK: `ORG#${organizationId}#BOT#${chatbotId}#GAPS`,
     SK: `GAP#${day}#${signature}`,
   }),
+  /**
+   * Where a chatbot reply is (its conversation, turn and place), by the reply's id: written with the
+   * reply, so feedback names a message by its id alone (POST /api/message/{message_id}/feedback).
+   */
+  replyReference: (organizationId: string, messageId: string): Key => ({
+    PK: `ORG#${organizationId}#REPLY#${messageId}`,
+    SK: "REPLY",
+  }),
+  /** An organization's analytics of one UTC day: all its chatbots (domain/analytics.ts). */
+  analyticsDay: (organizationId: string, day: string): Key => ({
+    PK: `ORG#${organizationId}#ANALYTICS`,
+    SK: `ALL#${day}`,
+  }),
+  /** One chatbot's analytics of one UTC day. */
+  chatbotAnalyticsDay: (organizationId: string, chatbotId: string, day: string): Key => ({
+    PK: `ORG#${organizationId}#ANALYTICS`,
+    SK: `BOT#${chatbotId}#${day}`,
+  }),
   /** Lists a contact's conversations; written with the conversation. */
   contactConversation: (organizationId: string, contactId: string, conversationId: string): Key => ({
     PK: `ORG#${organizationId}#CONTACT#${contactId}`,
@@ -152,6 +170,9 @@ export const prefixes = {
     `ORG#${organizationId}#WHEP#${endpointId}`,
   deliveries: "DLV#",
   gapsPartition: (organizationId: string, chatbotId: string) => `ORG#${organizationId}#BOT#${chatbotId}#GAPS`,
+  analyticsPartition: (organizationId: string) => `ORG#${organizationId}#ANALYTICS`,
+  /** The organization's days (`ALL#{day}`), or one chatbot's (`BOT#{chatbotId}#{day}`). */
+  analyticsDays: (chatbotId?: string) => (chatbotId ? `BOT#${chatbotId}#` : "ALL#"),
   gapDay: (day: string) => `GAP#${day}#`,
 } as const;
 
@@ -538,6 +559,60 @@ export interface ConversationRecord {
    * that says so: usage (and anything else that counts visitors) skips conversations that have it.
    */
   test?: true;
+  // ---- the facts its outcome is decided by (domain/outcomes.ts), each kept by the write that makes it ----
+  /** When the visitor's first message was stored (the turn's claim). */
+  firstVisitorMessageAt?: string;
+  /** Milliseconds from the visitor's first message to the first reply (the chatbot's or a person's). */
+  firstReplyMs?: number;
+  /** The chatbot's latest answer: its turn, when, and whether it was the fallback reply. */
+  lastAnswerTurn?: number;
+  lastAnswerAt?: string;
+  lastAnswerFallback?: boolean;
+  /** The visitor's feedback on a reply of the latest answer (cleared by the next answer). */
+  lastAnswerFeedback?: FeedbackRating;
+  /** Replies that were the fallback, and look-ups made, in this conversation. */
+  fallbackReplies?: number;
+  lookups?: number;
+  lookupsFound?: number;
+  lookupsNotFound?: number;
+  lookupsAuthFailed?: number;
+  lookupsRateLimited?: number;
+  lookupsTimeout?: number;
+  lookupsUnavailable?: number;
+  /** Thumbs given on its replies (a replaced one moves from one count to the other). */
+  feedbackUp?: number;
+  feedbackDown?: number;
+  /** The visitor's satisfaction with the conversation (sending again replaces it). */
+  rating?: ConversationRating;
+  /** The first handoff: when, and why (domain/outcomes.ts `handoffReasons`). */
+  handoffAt?: string;
+  handoffReason?: string;
+  /** Set once the outcome is final: the outcome then, and when it became final. */
+  finalOutcome?: string;
+  outcomeFinalAt?: string;
+}
+
+export type FeedbackRating = "up" | "down";
+
+/** The visitor's feedback on one reply (kept on the reply's message item). */
+export interface MessageFeedback {
+  rating: FeedbackRating;
+  comment?: string;
+  givenAt: string;
+}
+
+export interface ConversationRating {
+  score: number;
+  comment?: string;
+  ratedAt: string;
+}
+
+/** Where a reply is, by its id (keys.replyReference). */
+export interface ReplyReferenceRecord {
+  messageId: string;
+  conversationId: string;
+  turn: number;
+  index: number;
 }
 
 /** A look-up tool of a chatbot (tools/registry.ts validates `kind` and `config`). */
@@ -615,6 +690,8 @@ export interface MessageRecord {
   authorName?: string;
   /** System messages: the status change they record. */
   transition?: TransitionRecord;
+  /** Assistant messages: the visitor's feedback (thumbs up or down, and a comment). */
+  feedback?: MessageFeedback;
 }
 
 /** Who made a status change: a client's API key, the visitor, the chatbot's engine, a person, the timer. */
@@ -635,6 +712,8 @@ export interface TransitionRecord {
   actor: TransitionActor;
   /** The client's reason for a handoff, when it gave one. */
   reason?: string;
+  /** A handoff: why, from the closed list of domain/outcomes.ts (`handoffReasons`). */
+  handoffReason?: string;
 }
 
 /** A webhook signing secret, sealed (secrets/envelope.ts); a rotated-out one signs until `expiresAt`. */
@@ -733,6 +812,8 @@ const entity = {
   webhookEndpoint: "WebhookEndpoint",
   webhookDelivery: "WebhookDelivery",
   knowledgeGap: "KnowledgeGap",
+  replyReference: "ReplyReference",
+  analytics: "Analytics",
 } as const;
 
 /** Usage records are kept this long (reports cover at least the last 90 days). */
@@ -883,6 +964,13 @@ export const items = {
       ...record,
     };
   },
+  replyReference(organizationId: string, record: ReplyReferenceRecord): Item {
+    return {
+      ...keys.replyReference(organizationId, record.messageId),
+      entity: entity.replyReference,
+      ...record,
+    };
+  },
   webhookDelivery(record: WebhookDeliveryRecord): Item {
     return {
       ...keys.webhookDelivery(record.organizationId, record.endpointId, record.deliveryId),
@@ -930,6 +1018,7 @@ export const records = {
   webhookEndpoint: (item: Item) => recordFields(item) as unknown as WebhookEndpointRecord,
   webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
   knowledgeGap: (item: Item) => recordFields(item) as unknown as KnowledgeGapRecord,
+  replyReference: (item: Item) => recordFields(item) as unknown as ReplyReferenceRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

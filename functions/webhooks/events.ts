@@ -8,6 +8,8 @@
  *                                                 conversation.closed (to closed)
  *   Message inserted (any role)                 → message.created
  *   Message inserted with `lookups`             → one lookup.completed per look-up
+ *   Message's feedback given or replaced        → message.feedback
+ *   Conversation rated (or rated again)         → conversation.rated
  *
  * An event's id (the `webhook-id` every attempt carries) is a hash of the item's key and the
  * change: the insert itself, or the stream record's sequence number for a status change (a
@@ -17,6 +19,7 @@
 import { createHash } from "node:crypto";
 import { toPublicMessage } from "#functions/http/message-view";
 import {
+  type ConversationRecord,
   conversationPartitionIds,
   entities,
   type Item,
@@ -31,6 +34,8 @@ export const webhookEventTypes = [
   "conversation.resumed",
   "conversation.closed",
   "lookup.completed",
+  "message.feedback",
+  "conversation.rated",
 ] as const;
 
 export type WebhookEventType = (typeof webhookEventTypes)[number];
@@ -75,7 +80,35 @@ export function deriveEvents(change: ItemChange): WebhookEvent[] {
   if (!image) return [];
   if (image.entity === entities.conversation) return conversationEvents(change, image);
   if (image.entity === entities.message && change.eventName === "INSERT") return messageEvents(change, image);
+  if (image.entity === entities.message && change.eventName === "MODIFY")
+    return feedbackEvents(change, image);
   return [];
+}
+
+/** A reply's feedback given or replaced (its `givenAt` moved). */
+function feedbackEvents(change: ItemChange, image: Item): WebhookEvent[] {
+  const ids = conversationPartitionIds(change.keys.PK);
+  const message = records.message(image);
+  const before = change.oldImage ? records.message(change.oldImage).feedback : undefined;
+  const feedback = message.feedback;
+  if (!ids || !feedback || feedback.givenAt === before?.givenAt) return [];
+  return [
+    {
+      organizationId: ids.organizationId,
+      conversationId: ids.conversationId,
+      ...(message.chatbotId ? { chatbotId: message.chatbotId } : {}),
+      id: eventId(change.keys.PK, change.keys.SK, "message.feedback", feedback.givenAt),
+      type: "message.feedback",
+      timestamp: feedback.givenAt,
+      details: {
+        message_id: message.messageId,
+        rating: feedback.rating,
+        comment: feedback.comment ?? null,
+        given_at: feedback.givenAt,
+        previous_rating: before?.rating ?? null,
+      },
+    },
+  ];
 }
 
 function conversationEvents(change: ItemChange, image: Item): WebhookEvent[] {
@@ -101,9 +134,44 @@ function conversationEvents(change: ItemChange, image: Item): WebhookEvent[] {
       },
     ];
   }
+  if (change.eventName !== "MODIFY") return [];
+  return [...statusChangeEvents(change, image, base), ...ratingEvents(change, conversation, base)];
+}
+
+/** The conversation was rated, or rated again (its rating's time moved). */
+function ratingEvents(
+  change: ItemChange,
+  conversation: ConversationRecord,
+  base: Pick<WebhookEvent, "organizationId" | "conversationId" | "chatbotId">,
+): WebhookEvent[] {
+  const rating = conversation.rating;
+  const before = change.oldImage ? records.conversation(change.oldImage).rating : undefined;
+  if (!rating || rating.ratedAt === before?.ratedAt) return [];
+  return [
+    {
+      ...base,
+      id: eventId(change.keys.PK, change.keys.SK, "conversation.rated", rating.ratedAt),
+      type: "conversation.rated",
+      timestamp: rating.ratedAt,
+      details: {
+        score: rating.score,
+        comment: rating.comment ?? null,
+        rated_at: rating.ratedAt,
+        previous_score: before?.score ?? null,
+      },
+    },
+  ];
+}
+
+/** The conversation's status changed. */
+function statusChangeEvents(
+  change: ItemChange,
+  image: Item,
+  base: Pick<WebhookEvent, "organizationId" | "conversationId" | "chatbotId">,
+): WebhookEvent[] {
   const before = change.oldImage?.status;
   const after: unknown = image.status;
-  if (change.eventName !== "MODIFY" || typeof after !== "string" || before === after) return [];
+  if (typeof after !== "string" || before === after) return [];
   const type = after === "open" && before === "handoff" ? "conversation.resumed" : statusEvents[after];
   if (!type) return [];
   const changedAt =

@@ -31,6 +31,7 @@ const samples: Record<string, string> = {
   endpointId: "endpoint-1",
   deliveryId: "delivery-1",
   signature: "signature",
+  messageId: "message-1",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -67,6 +68,9 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   webhookEndpoint: ["Webhook endpoint", keys.webhookEndpoint("org-1", "endpoint-1")],
   webhookDelivery: ["Webhook delivery", keys.webhookDelivery("org-1", "endpoint-1", "delivery-1")],
   knowledgeGap: ["Knowledge gap", keys.knowledgeGap("org-1", "bot-1", "2026-11-21", "signature")],
+  replyReference: ["Reply reference", keys.replyReference("org-1", "message-1")],
+  analyticsDay: ["Analytics day", keys.analyticsDay("org-1", "2026-11-21")],
+  chatbotAnalyticsDay: ["Chatbot analytics day", keys.chatbotAnalyticsDay("org-1", "bot-1", "2026-11-21")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */

@@ -12,8 +12,8 @@ import {
   pageQuery,
   toConversationView,
 } from "#functions/http/manage-views";
-import { messageSources } from "#functions/http/message-schemas";
-import { toSourceViews } from "#functions/http/message-view";
+import { feedbackView, messageSources } from "#functions/http/message-schemas";
+import { toFeedbackView, toSourceViews } from "#functions/http/message-view";
 import { isoTimestamp } from "#functions/http/schemas";
 
 const path = z.object({ conversation_id: conversationIdParameter });
@@ -53,6 +53,7 @@ const transcriptMessage = z.object({
     )
     .check(z.describe("The look-ups the turn made (on its first reply): never values or found data.")),
   sources: messageSources,
+  feedback: z.nullable(feedbackView),
 });
 
 const response = z.extend(conversationView, {
@@ -117,6 +118,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
           cached: lookup.cached === true,
         })),
         sources: toSourceViews(message),
+        feedback: toFeedbackView(message),
       })),
       has_more: page.nextCursor !== null,
       next_cursor: page.nextCursor,
