@@ -17,13 +17,13 @@
 /** The nested stacks that host functions, and what each holds. */
 export const concernStacks = {
   PublicApi:
-    "The public API's functions: conversations, messages, listings, ping, the OpenAPI document and route misses.",
+    "The public API's functions: conversations, messages, feedback and ratings, listings, ping, the OpenAPI document and route misses.",
   ManageAccounts:
-    "Management functions about the organization and access to it: the caller, organizations, members, API keys, usage and webhook endpoints.",
+    "Management functions about the organization and access to it: the caller, organizations, members, API keys, usage, analytics and webhook endpoints.",
   ManageChatbots:
     "Management functions about chatbots and their conversations: chatbots, knowledge, tools and the console's conversation views.",
   Events:
-    "The event-driven functions: the table stream's fan-out, webhook deliveries and conversation timers, with their event source mappings.",
+    "The event-driven functions: the table stream's fan-out (webhook events, inactivity checks, analytics counters), webhook deliveries and conversation timers, with their event source mappings.",
 } as const;
 
 export type ConcernStackName = keyof typeof concernStacks;

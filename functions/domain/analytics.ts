@@ -104,7 +104,6 @@ export const counterNames = [
   "lookups",
   ...lookupResults.map((result) => `lookups_${result}`),
   ...outcomes.map((outcome) => `outcome_${outcome}`),
-  "outcomesFinal",
   ...handoffReasons.map((reason) => `handoff_${reason}`),
   "feedbackUp",
   "feedbackDown",
@@ -128,7 +127,6 @@ export function contributionOf(conversation: ConversationRecord): Counts {
     add(`lookups_${result}`, conversation[lookupCounterOf[result]] as number | undefined);
   const outcome = outcomeValue(conversation);
   add(`outcome_${outcome}`, 1);
-  if (conversation.finalOutcome) add("outcomesFinal", 1);
   if (outcome === "handed_off" && conversation.handoffReason) add(`handoff_${conversation.handoffReason}`, 1);
   add("feedbackUp", conversation.feedbackUp);
   add("feedbackDown", conversation.feedbackDown);
@@ -335,8 +333,6 @@ export interface AnalyticsFigures {
   conversations: number;
   visitorMessages: number;
   outcomes: Record<Outcome, number>;
-  /** Of the conversations, those whose outcome is final. */
-  outcomesFinal: number;
   handoffReasons: Record<HandoffReason, number>;
   fallbackReplies: number;
   feedbackUp: number;
@@ -369,7 +365,6 @@ export function figuresOf(days: readonly AnalyticsDayRecord[]): AnalyticsFigures
       Outcome,
       number
     >,
-    outcomesFinal: sum("outcomesFinal"),
     handoffReasons: Object.fromEntries(
       handoffReasons.map((reason) => [reason, sum(`handoff_${reason}`)]),
     ) as Record<HandoffReason, number>,

@@ -16,7 +16,8 @@
  * the close, or once OUTCOME_WINDOW_MS (24 h) passed after the conversation's last message
  * without another (the visitor left without asking for more help). A write that finds the window
  * passed (a late message, feedback or rating) first freezes the outcome as it was (`dueFreeze`);
- * the conversation timer does the same for conversations nobody writes to again.
+ * a conversation nobody writes to again needs no freeze: which outcome the rules give never depends
+ * on the time, only whether it is final does.
  */
 import { isoTime } from "#functions/domain/context";
 import type { ConversationRecord } from "#functions/store/items";

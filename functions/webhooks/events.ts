@@ -188,6 +188,16 @@ function statusChangeEvents(
         status: after,
         previous_status: typeof before === "string" ? before : null,
         changed_at: changedAt,
+        // The first handoff's reason decides the conversation's outcome (domain/outcomes.ts); a
+        // later handoff (after a hand-back) carries null.
+        ...(type === "conversation.handoff"
+          ? {
+              handoff_reason:
+                typeof image.handoffReason === "string" && image.handoffAt === changedAt
+                  ? image.handoffReason
+                  : null,
+            }
+          : {}),
       },
     },
   ];
