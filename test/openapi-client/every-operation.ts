@@ -120,6 +120,24 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
         })
       ).data?.status,
   },
+  "/api/message/{message_id}/feedback": {
+    post: async () =>
+      (
+        await api.POST("/api/message/{message_id}/feedback", {
+          params: { path: { message_id: "2b4d6f8a-1c3e-4a5b-8d7f-9e1a2b3c4d5e" } },
+          body: { rating: "down", comment: "Not my order" },
+        })
+      ).data?.given_at,
+  },
+  "/api/conversation/{conversation_id}/rating": {
+    post: async () =>
+      (
+        await api.POST("/api/conversation/{conversation_id}/rating", {
+          params: { path: { conversation_id: conversationId } },
+          body: { score: 4 },
+        })
+      ).data?.rated_at,
+  },
   "/api/conversation/{conversation_id}/close": {
     post: async () =>
       (
@@ -474,6 +492,14 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
           params: { header: organization, query: { from: "2026-09-01" } },
         })
       ).data?.totals.lookups.found,
+  },
+  "/manage/analytics": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/analytics", {
+          params: { header: organization, query: { from: "2026-09-01", chatbot_id: chatbotId } },
+        })
+      ).data?.series[0]?.handoff_reasons.tool_failed,
   },
   "/manage/webhook-endpoints": {
     get: async () =>
