@@ -29,6 +29,8 @@
  *
  * `npm run bench -- --calls` leaves out 1 and 5 (which bundle and load every function).
  * `npm run bench -- --knowledge` runs 9 alone.
+ * `npm run bench -- --analytics` runs 10 alone: what the analytics counters cost
+ *    (bin/bench-analytics.ts; also run by the full bench).
  * `npm run bench -- --sizes SendMessage,StreamMessage` runs 1 alone, for the functions named.
  */
 import { execFileSync } from "node:child_process";
@@ -63,6 +65,7 @@ import { converseStream, converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
 import { sequentialRoundTrips } from "#test/support/round-trips";
+import { printAnalyticsFigures } from "./bench-analytics.ts";
 import { printKnowledgeFigures } from "./bench-knowledge.ts";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 
@@ -1175,10 +1178,12 @@ async function benchAll(): Promise<void> {
 
   printWebhookFigures(await measureWebhooks());
   await printKnowledgeFigures();
+  await printAnalyticsFigures(join(work, "analytics-build"));
 }
 
 try {
   if (process.argv.includes("--knowledge")) await printKnowledgeFigures();
+  else if (process.argv.includes("--analytics")) await printAnalyticsFigures(join(work, "analytics-build"));
   else if (sizesFor) {
     const known = new Set([...allFunctions, ...eventFunctions].map((definition) => definition.id));
     const unknown = [...sizesFor].filter((id) => !known.has(id));
