@@ -46,6 +46,8 @@ const eventTypes: Record<EventType, string> = {
   "conversation.resumed": "A conversation goes back to the chatbot",
   "conversation.closed": "A conversation is closed",
   "lookup.completed": "The chatbot looked something up",
+  "message.feedback": "A visitor gives a reply a thumb up or down",
+  "conversation.rated": "A visitor rates a conversation",
 };
 const allEventTypes = Object.keys(eventTypes) as EventType[];
 

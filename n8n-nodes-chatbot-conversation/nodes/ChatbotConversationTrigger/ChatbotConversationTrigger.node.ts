@@ -30,6 +30,11 @@ export const EVENT_OPTIONS = [
 		description: 'A conversation was handed off to a person',
 	},
 	{
+		name: 'Conversation Rated',
+		value: 'conversation.rated',
+		description: 'A visitor rated a conversation (1–5)',
+	},
+	{
 		name: 'Conversation Resumed',
 		value: 'conversation.resumed',
 		description: 'A handed-off conversation went back to the chatbot',
@@ -43,6 +48,11 @@ export const EVENT_OPTIONS = [
 		name: 'Message Created',
 		value: 'message.created',
 		description: "A message was added to a conversation: the visitor's or the chatbot's",
+	},
+	{
+		name: 'Message Feedback',
+		value: 'message.feedback',
+		description: 'A visitor gave a chatbot reply a thumb up or down',
 	},
 ];
 
