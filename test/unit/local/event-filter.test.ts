@@ -15,9 +15,9 @@ const record = (eventName: string, entity: string | undefined, extra: Record<str
 describe("event filter patterns", () => {
   const filters = streamSources[0]?.filters ?? [];
 
-  it("let the fan-out see inserted messages and inserted or changed conversations only", () => {
+  it("let the fan-out see inserted or changed messages (a reply's feedback) and conversations only", () => {
     expect(matchesAny(filters, record("INSERT", "Message"))).toBe(true);
-    expect(matchesAny(filters, record("MODIFY", "Message"))).toBe(false);
+    expect(matchesAny(filters, record("MODIFY", "Message"))).toBe(true);
     expect(matchesAny(filters, record("INSERT", "Conversation"))).toBe(true);
     expect(matchesAny(filters, record("MODIFY", "Conversation"))).toBe(true);
     expect(matchesAny(filters, record("REMOVE", undefined))).toBe(false);

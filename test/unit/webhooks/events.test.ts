@@ -132,6 +132,63 @@ describe("event derivation", () => {
     ).toEqual([]);
   });
 
+  it("makes message.feedback when a reply's feedback is given or replaced, conversation.rated when rated, nothing else", () => {
+    const up = { rating: "up", givenAt: "2026-05-01T10:05:00.000Z" };
+    const down = { rating: "down", comment: "Wrong", givenAt: "2026-05-01T10:06:00.000Z" };
+    const given = deriveEvents(
+      change({ eventName: "MODIFY", oldImage: messageItem, newImage: { ...messageItem, feedback: up } }),
+    );
+    expect(given).toMatchObject([
+      {
+        type: "message.feedback",
+        timestamp: up.givenAt,
+        details: {
+          message_id: "msg-1",
+          rating: "up",
+          comment: null,
+          given_at: up.givenAt,
+          previous_rating: null,
+        },
+      },
+    ]);
+    const replaced = deriveEvents(
+      change({
+        eventName: "MODIFY",
+        oldImage: { ...messageItem, feedback: up },
+        newImage: { ...messageItem, feedback: down },
+      }),
+    );
+    expect(replaced[0]?.details).toEqual({
+      message_id: "msg-1",
+      rating: "down",
+      comment: "Wrong",
+      given_at: down.givenAt,
+      previous_rating: "up",
+    });
+    expect(replaced[0]?.id).not.toBe(given[0]?.id);
+    // The same feedback seen again (no change of it): nothing.
+    expect(
+      deriveEvents(
+        change({
+          eventName: "MODIFY",
+          oldImage: { ...messageItem, feedback: up },
+          newImage: { ...messageItem, feedback: up },
+        }),
+      ),
+    ).toEqual([]);
+    const rating = { score: 4, ratedAt: "2026-05-01T10:07:00.000Z" };
+    const rated = deriveEvents(
+      change({ eventName: "MODIFY", oldImage: conversationItem, newImage: { ...conversationItem, rating } }),
+    );
+    expect(rated).toMatchObject([
+      {
+        type: "conversation.rated",
+        timestamp: rating.ratedAt,
+        details: { score: 4, comment: null, rated_at: rating.ratedAt, previous_score: null },
+      },
+    ]);
+  });
+
   it("gives the same record the same ids, and distinct changes distinct ids", () => {
     const insert = change({ eventName: "INSERT", newImage: messageItem });
     expect(deriveEvents(insert)).toEqual(deriveEvents({ ...insert }));
