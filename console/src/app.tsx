@@ -18,6 +18,7 @@ import {
   selectOrganization,
   settle,
 } from "./lib/workspace.ts";
+import { AnalyticsPage } from "./pages/analytics.tsx";
 import { ApiSettingsPage } from "./pages/api-settings.tsx";
 import { ChatbotPage, ChatbotsPage, NewChatbotPage } from "./pages/chatbots.tsx";
 import { ContactDetailPage, ContactsPage } from "./pages/contacts.tsx";
@@ -42,6 +43,7 @@ type Page = { pattern: string; render: (params: Record<string, string>) => Compo
 
 const pages: Page[] = [
   { pattern: "/", render: () => <OverviewPage /> },
+  { pattern: "/analytics", render: () => <AnalyticsPage /> },
   { pattern: "/settings/api", render: () => <ApiSettingsPage /> },
   { pattern: "/chatbots", render: () => <ChatbotsPage /> },
   { pattern: "/chatbots/new", render: () => <NewChatbotPage /> },
@@ -78,6 +80,7 @@ interface NavEntry {
 }
 const mainNavigation: NavEntry[] = [
   { href: "/", label: "Overview" },
+  { href: "/analytics", label: "Analytics" },
   {
     href: "/inbox",
     label: "Inbox",

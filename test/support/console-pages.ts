@@ -37,6 +37,7 @@ export const consolePages = ({
   contactId,
 }: Seeded): ConsolePageVisit[] => [
   { name: "overview", path: "/", heading: "Overview" },
+  { name: "analytics", path: "/analytics", heading: "Analytics" },
   { name: "inbox", path: `/inbox?conversation=${waitingConversationId}`, heading: "Inbox" },
   { name: "conversations", path: "/conversations", heading: "Conversations" },
   { name: "conversation", path: `/conversations/${conversationId}`, heading: "Conversation" },

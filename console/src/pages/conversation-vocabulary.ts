@@ -85,3 +85,23 @@ export function describeStatusChange(change: {
   const why = cause ? cause(change.actor?.name ?? null) : `(${change.cause})`;
   return `${statusOf(change.to).becameLabel} ${why}`;
 }
+
+type ConversationAnswer =
+  paths["/manage/conversations/{conversation_id}"]["get"]["responses"][200]["content"]["application/json"];
+
+/** What became of a conversation (docs/api.md "Outcomes"). */
+export const outcomeLabels: Record<ConversationAnswer["outcome"], string> = {
+  resolved: "Resolved",
+  handed_off: "Handed to a person",
+  unresolved: "Unresolved",
+  abandoned: "Abandoned (the visitor wrote nothing)",
+};
+
+/** Why it was handed to a person. */
+export const handoffReasonLabels: Record<NonNullable<ConversationAnswer["handoff_reason"]>, string> = {
+  visitor_asked: "the visitor asked",
+  could_not_answer: "the chatbot could not answer",
+  tool_failed: "a look-up failed",
+  client: "an API client",
+  agent: "a person took over",
+};

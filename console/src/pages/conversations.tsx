@@ -16,7 +16,14 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { type ConversationStatus, contactLabel, statuses, statusOf } from "./conversation-vocabulary.ts";
+import {
+  type ConversationStatus,
+  contactLabel,
+  handoffReasonLabels,
+  outcomeLabels,
+  statuses,
+  statusOf,
+} from "./conversation-vocabulary.ts";
 import { TranscriptEntries } from "./transcript.tsx";
 
 type Page = paths["/manage/conversations"]["get"]["responses"][200]["content"]["application/json"];
@@ -274,6 +281,18 @@ export function ConversationPage({ conversationId }: { conversationId: string })
                 <dd>
                   <Badge tone={status.tone}>{status.label}</Badge>{" "}
                   {conversation.test && <Badge tone="info">Test (Try it)</Badge>}
+                </dd>
+                <dt>Outcome</dt>
+                <dd>
+                  {outcomeLabels[conversation.outcome]}
+                  {conversation.handoff_reason && ` (${handoffReasonLabels[conversation.handoff_reason]})`}{" "}
+                  {!conversation.outcome_final && <Badge tone="muted">Provisional</Badge>}
+                </dd>
+                <dt>Visitor's rating</dt>
+                <dd>
+                  {conversation.rating
+                    ? `${conversation.rating.score} / 5${conversation.rating.comment ? ` (“${conversation.rating.comment}”)` : ""}`
+                    : "—"}
                 </dd>
                 <dt>Messages from the visitor</dt>
                 <dd>{conversation.visitor_message_count}</dd>

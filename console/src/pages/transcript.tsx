@@ -129,9 +129,15 @@ function Message({
         );
       })}
       <Sources sources={message.sources} />
-      {(fallback || message.lookups.length > 0) && (
+      {(fallback || message.lookups.length > 0 || message.feedback) && (
         <span class="lookups">
           {fallback && <Badge tone="warn">Fallback reply</Badge>}
+          {message.feedback && (
+            <Badge tone={message.feedback.rating === "up" ? "good" : "bad"}>
+              Visitor: thumbs {message.feedback.rating}
+              {message.feedback.comment ? ` (“${message.feedback.comment}”)` : ""}
+            </Badge>
+          )}
           {message.lookups.map((lookup) => (
             <Badge key={lookup.tool_id + lookup.outcome} tone={lookupTone(lookup.outcome)}>
               Look-up {lookup.tool_name}: {lookup.outcome.replace("_", " ")}
