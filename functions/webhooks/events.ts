@@ -203,12 +203,6 @@ function statusChangeEvents(
   ];
 }
 
-/** A message as the history shows it, less its feedback (none yet: `message.feedback` brings it). */
-function insertedMessage(message: ReturnType<typeof records.message>) {
-  const { feedback: _none, ...shown } = toPublicMessage(message);
-  return shown;
-}
-
 function messageEvents(change: ItemChange, image: Item): WebhookEvent[] {
   const ids = conversationPartitionIds(change.keys.PK);
   if (!ids) return [];
@@ -224,7 +218,7 @@ function messageEvents(change: ItemChange, image: Item): WebhookEvent[] {
     type: "message.created",
     timestamp: message.createdAt,
     // The message as the public history shows it, status changes and agents' names included.
-    details: { message: insertedMessage(message) },
+    details: { message: toPublicMessage(message) },
   };
   const lookups = (message.lookups ?? []).map(
     (lookup: LookupSummary, index): WebhookEvent => ({

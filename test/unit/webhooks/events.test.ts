@@ -74,6 +74,8 @@ describe("event derivation", () => {
         attachments: [],
         created_at: message.createdAt,
         sources: [],
+        // As the history shows it: a new reply has no feedback yet (message.feedback brings it).
+        feedback: null,
       },
     });
     expect(events[1]).toMatchObject({
