@@ -10,7 +10,6 @@
  * 3. A 365-day series: `GET /manage/analytics` over a year of (filled) day items, its calls and read
  *    units.
  */
-import { randomUUID } from "node:crypto";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
