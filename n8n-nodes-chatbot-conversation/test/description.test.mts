@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatbotConversationApi } from '../credentials/ChatbotConversationApi.credentials.ts';
 import { ChatbotConversationManageApi } from '../credentials/ChatbotConversationManageApi.credentials.ts';
 import { ChatbotConversation } from '../nodes/ChatbotConversation/ChatbotConversation.node.ts';
+import { ChatbotConversationTrigger } from '../nodes/ChatbotConversationTrigger/ChatbotConversationTrigger.node.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 type Option = INodePropertyOptions | INodeProperties | INodePropertyCollection;
@@ -249,5 +250,89 @@ describe('README', () => {
 	it('promises no dashboard, and its links work on npmjs.com too (absolute or in-page)', () => {
 		expect(readme).not.toMatch(/dashboard/i);
 		expect(readme.match(/\]\((?!https:\/\/|#)[^)]*\)/g) ?? []).toEqual([]);
+	});
+});
+
+/** Whether a field or credential shows for a node with these parameters (n8n's show/hide rules). */
+function shownFor(
+	displayOptions: INodeProperties['displayOptions'],
+	parameters: Record<string, unknown>,
+): boolean {
+	const matches = (rules: Record<string, unknown> | undefined, hide: boolean) =>
+		Object.entries(rules ?? {}).every(([name, values]) => {
+			const admitted = (values as unknown[]).includes(parameters[name]);
+			return hide ? !admitted : admitted;
+		});
+	return (
+		matches(displayOptions?.show as Record<string, unknown>, false) &&
+		matches(displayOptions?.hide as Record<string, unknown>, true)
+	);
+}
+
+describe("README's example workflows", () => {
+	const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+	const described = {
+		'n8n-nodes-chatbot-conversation.chatbotConversation': new ChatbotConversation().description,
+		'n8n-nodes-chatbot-conversation.chatbotConversationTrigger': new ChatbotConversationTrigger()
+			.description,
+	} as const;
+	const workflows = [...readme.matchAll(/```json\n([\s\S]*?)```/g)]
+		.map((block) => JSON.parse(block[1] ?? '') as { name?: string; nodes?: unknown[] })
+		.filter((json) => Array.isArray(json.nodes));
+
+	it('include the handoff to Slack and the answer back to the visitor', () => {
+		const operations = workflows.flatMap((workflow) =>
+			(workflow.nodes as { parameters?: { operation?: string } }[]).map(
+				(node) => node.parameters?.operation,
+			),
+		);
+		expect(workflows.map((workflow) => workflow.name)).toEqual(
+			expect.arrayContaining(['Chatbot handoffs to Slack', 'Answer a chatbot visitor']),
+		);
+		expect(operations).toContain('replyAsPerson');
+	});
+
+	it("use only this package's parameters, options and credentials as they are named", () => {
+		for (const workflow of workflows) {
+			for (const node of workflow.nodes as {
+				name: string;
+				type: string;
+				parameters: Record<string, unknown>;
+				credentials?: Record<string, unknown>;
+			}[]) {
+				if (!node.type.startsWith('n8n-nodes-chatbot-conversation.')) continue;
+				const description = described[node.type as keyof typeof described];
+				const where = `${workflow.name} → ${node.name}`;
+				expect(description, `${where}: no such node type ${node.type}`).toBeDefined();
+				const parameters = { resource: 'conversation', ...node.parameters };
+				const shown = description.properties.filter((field) =>
+					shownFor(field.displayOptions, parameters),
+				);
+				for (const [name, value] of Object.entries(node.parameters)) {
+					const field = shown.find((candidate) => candidate.name === name);
+					expect(
+						field,
+						`${where}: parameter ${name} is not shown for these settings`,
+					).toBeDefined();
+					if (field?.type === 'options' && typeof value === 'string' && !value.startsWith('=')) {
+						expect(
+							(field.options as INodePropertyOptions[]).map((option) => option.value),
+							`${where}: ${name}`,
+						).toContain(value);
+					}
+					if (field?.type === 'multiOptions') {
+						const allowed = (field.options as INodePropertyOptions[]).map((option) => option.value);
+						for (const one of value as string[])
+							expect(allowed, `${where}: ${name}`).toContain(one);
+					}
+				}
+				const credentials = (description.credentials ?? []).filter((credential) =>
+					shownFor(credential.displayOptions, parameters),
+				);
+				expect(Object.keys(node.credentials ?? {}), `${where}: credentials`).toEqual(
+					credentials.map((credential) => credential.name),
+				);
+			}
+		}
 	});
 });
