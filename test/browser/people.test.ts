@@ -56,7 +56,17 @@ describe.runIf(isLocal && hasChromium)("members, organizations and what a viewer
       .poll(() => page.getByRole("combobox", { name: `Role of ${email}` }).inputValue())
       .toBe("admin");
 
-    await page.getByRole("button", { name: `Remove ${email}` }).click();
+    // The button says "Remove"; the e-mail address is for screen readers only, not repeated on screen.
+    const remove = page.getByRole("button", { name: `Remove ${email}` });
+    expect(
+      await remove.evaluate(`(button) => {
+        const shown = button.cloneNode(true);
+        for (const hidden of shown.querySelectorAll(".visually-hidden")) hidden.remove();
+        return shown.textContent.trim();
+      }`),
+    ).toBe("Remove");
+    expect((await remove.boundingBox())?.width ?? 0).toBeLessThan(120);
+    await remove.click();
     await page.getByRole("dialog").getByRole("button", { name: "Remove", exact: true }).click();
     await expect.poll(() => page.getByRole("cell", { name: email }).count()).toBe(0);
     await page.reload();
