@@ -216,7 +216,7 @@ export class ApiStack extends Stack {
       {
         id: "AwsSolutions::AwsSolutions-COG2",
         reason:
-          "MFA is the operator's choice (-c consoleMfa=optional|required, TOTP): required can only be set when a pool is created, and the console does not enrol people in TOTP yet (docs/operations.md).",
+          "MFA is the operator's choice (-c consoleMfa=optional, TOTP); required is refused until the console enrols people in an authenticator app (docs/operations.md, Console sign-in).",
       },
       {
         id: "AwsSolutions::AwsSolutions-COG8",
@@ -508,7 +508,10 @@ export class ApiStack extends Stack {
       table: this.table,
       streamFunction: functionOf(streamRoute),
       eventFanout: functionOf(eventFanout),
-      failureQueues: failureQueueIds.map(queueFor),
+      failureQueues: [
+        ...failureQueueIds.map(queueFor),
+        ...[...concernStacksByName.values()].flatMap((concern) => concern.failureQueues),
+      ],
       accountConcurrencyLimit: config.accountConcurrencyLimit,
       alarmAction,
     });

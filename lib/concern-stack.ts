@@ -6,7 +6,9 @@
  *
  * A concern with resources of its own (a bucket, a queue) extends this class in a file of its own:
  * it creates them in its constructor, then adds its functions' variables with `functionEnvironment()` and
- * its own grants with `grant()`, and is named in lib/api-stack.ts's `concernStackClasses`.
+ * its own grants with `grant()`, and is named in lib/api-stack.ts's `concernStackClasses`. A
+ * dead-letter queue of its own goes into `failureQueues`: the Monitoring stack alarms on its depth
+ * like the root's (docs/operations.md). Any alarm of its own notifies `shared.alarmAction`.
  */
 import { NestedStack, type NestedStackProps, Stack } from "aws-cdk-lib";
 import {
@@ -17,6 +19,7 @@ import {
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import type { ConcernStackName } from "./concerns.ts";
 import { deployFunction, type SharedResources } from "./lambda-functions.ts";
@@ -28,6 +31,8 @@ export interface ConcernStackProps extends NestedStackProps {
 
 export class ConcernStack extends NestedStack {
   readonly functions = new Map<string, LambdaFunction>();
+  /** Queues of this concern whose every message is a failure to look at (its dead-letter queues). */
+  readonly failureQueues: Queue[] = [];
   protected readonly shared: SharedResources;
 
   constructor(scope: Construct, id: ConcernStackName, props: ConcernStackProps) {

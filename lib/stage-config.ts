@@ -126,7 +126,7 @@ export const stageConfigSchema = z.object({
   sesFromAddress: z.optional(z.string().check(z.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))),
   /** The SES identity's region, when it is not the stack's (Cognito supports a few; see docs/operations.md). */
   sesRegion: z.optional(z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/))),
-  /** TOTP multi-factor sign-in for console users: off, optional (each person may enrol), or required. */
+  /** TOTP multi-factor sign-in for console users: off or optional (`required` is refused: the console cannot enrol people yet). */
   consoleMfa: z._default(z.enum(["off", "optional", "required"]), "off"),
 });
 
@@ -143,6 +143,14 @@ export function parseStageConfig(context: Record<string, unknown>): StageConfig 
   const config = result.data;
   if ((config.domainName === undefined) !== (config.certificateArn === undefined)) {
     throw new Error("Invalid stage configuration: domainName and certificateArn go together");
+  }
+  if (config.consoleMfa === "required") {
+    // Cognito would answer every first sign-in with MFA_SETUP, which the console cannot answer yet:
+    // nobody could sign in. `required` can only be chosen when a pool is created, so it waits for the
+    // console's enrolment rather than be set on a pool it would lock.
+    throw new Error(
+      'Invalid stage configuration: consoleMfa: required would lock every person out of the console, which cannot enrol anyone in an authenticator app yet; use optional (docs/operations.md, "Console sign-in")',
+    );
   }
   if ("throttleRateLimit" in context !== "throttleBurstLimit" in context) {
     throw new Error("Invalid stage configuration: throttleRateLimit and throttleBurstLimit go together");

@@ -171,6 +171,35 @@ describe("logs and traces", () => {
 });
 
 describe("queues", () => {
+  it("every dead-letter and on-failure queue, in whichever stack, has its depth alarm", () => {
+    /** A queue's construct id from its logical id (`<id><8 hex>`, as CDK names it). */
+    const constructId = (logicalId: unknown) => String(logicalId).replace(/[0-9A-F]{8}$/, "");
+    const targetOf = (arn: unknown) => (arn as { "Fn::GetAtt"?: [string, string] })?.["Fn::GetAtt"]?.[0];
+    const deadLetters = ofType("AWS::SQS::Queue").flatMap(([, queue]) => {
+      const policy = queue.Properties.RedrivePolicy as { deadLetterTargetArn?: unknown } | undefined;
+      return policy ? [targetOf(policy.deadLetterTargetArn)] : [];
+    });
+    const onFailure = ofType("AWS::Lambda::EventSourceMapping").flatMap(([, mapping]) => {
+      const config = mapping.Properties.DestinationConfig as
+        | { OnFailure?: { Destination?: unknown } }
+        | undefined;
+      return config?.OnFailure ? [targetOf(config.OnFailure.Destination)] : [];
+    });
+    const failureQueues = [...new Set([...deadLetters, ...onFailure].map(constructId))].sort();
+    expect(failureQueues).toEqual(
+      expect.arrayContaining([
+        queues.webhookDeliveriesDeadLetters.id,
+        queues.conversationTimersDeadLetters.id,
+        queues.eventFanoutFailures.id,
+      ]),
+    );
+    const depthAlarms = ofType("AWS::CloudWatch::Alarm")
+      .filter(([, alarm]) => alarm.Properties.MetricName === "ApproximateNumberOfMessagesVisible")
+      .map(([id]) => id.replace(/Depth[0-9A-F]{8}$/, ""))
+      .sort();
+    expect(depthAlarms).toEqual(failureQueues);
+  });
+
   it("each queue that dead-letters has a dead-letter queue of its own", () => {
     const targets = allQueues.flatMap((queue) => (queue.deadLetter ? [queue.deadLetter.queueId] : []));
     expect(new Set(targets).size).toBe(targets.length);
@@ -317,6 +346,9 @@ describe("deploy-time guards", () => {
       MfaConfiguration: "OPTIONAL",
       EnabledMfas: ["SOFTWARE_TOKEN_MFA"],
     });
+    expect(() => buildApp({ ...context, consoleMfa: "required" })).toThrow(
+      /consoleMfa: required would lock every person out of the console/,
+    );
     const pool = Object.values(ses.toJSON().Resources as Resources).find(
       (resource) => resource.Type === "AWS::Cognito::UserPool",
     );
