@@ -489,6 +489,7 @@ export class ApiStack extends Stack {
       userPoolId: userPool.userPoolId,
       clientId: consoleClient.userPoolClientId,
       removalPolicy,
+      config,
       ...(config.waf ? { waf: { rateLimit: config.wafRateLimit } } : {}),
     });
     new CfnOutput(this, "ConsoleUrl", {

@@ -61,7 +61,9 @@ import {
   securityHeaders,
   streamPath,
 } from "./console-hosting.ts";
+import { createLogGroup } from "./lambda-functions.ts";
 import { consoleDirectory, consoleDist, consoleNeedsBuild } from "./local/console-server.ts";
+import type { StageConfig } from "./stage-config.ts";
 
 const root = join(consoleDirectory, "..");
 
@@ -75,6 +77,8 @@ export interface ConsoleStackProps extends NestedStackProps {
   userPoolId: string;
   clientId: string;
   removalPolicy: RemovalPolicy;
+  /** The stage's configuration: the deployment function's log group is made like every other. */
+  config: StageConfig;
   /**
    * A web ACL with a rate-based rule (requests per IP in any 5 minutes) in front of the distribution,
    * and so of the API paths it serves (an HTTP API cannot take a web ACL of its own).
@@ -212,6 +216,10 @@ export class ConsoleStack extends NestedStack {
 
     // The built files: hashed assets cached for a year, index.html and config.json revalidated.
     const dist = consoleDistFor(this);
+    // The deployment function's own log group, retained and masked like the functions' (the one
+    // Lambda would create itself keeps its logs forever, unmasked). Both deployments share the
+    // function, and so the group.
+    const deploymentLogs = createLogGroup(this, "DeploymentLogs", props.config);
     new BucketDeployment(this, "Assets", {
       destinationBucket: files,
       destinationKeyPrefix: immutablePrefix.slice(1),
@@ -219,6 +227,7 @@ export class ConsoleStack extends NestedStack {
       cacheControl: [CacheControl.fromString("public, max-age=31536000, immutable")],
       prune: false,
       memoryLimit: 512,
+      logGroup: deploymentLogs,
     });
     const config: ConsoleRuntimeConfig = {
       apiBaseUrl: props.apiBaseUrl,
@@ -237,6 +246,7 @@ export class ConsoleStack extends NestedStack {
       // Old hashed assets stay for open tabs; the Assets deployment does not prune either.
       prune: false,
       memoryLimit: 512,
+      logGroup: deploymentLogs,
     });
     this.acknowledgeDeploymentHandler(files);
 

@@ -118,7 +118,8 @@ describe("alarms", () => {
 describe("logs and traces", () => {
   it("every log group masks e-mail addresses, phone numbers, keys and our secrets", () => {
     const groups = ofType("AWS::Logs::LogGroup");
-    expect(groups.length).toBe(allFunctions.length + eventFunctions.length + 1);
+    // Every function's, the HTTP API's access log, the console deployment function's.
+    expect(groups.length).toBe(allFunctions.length + eventFunctions.length + 2);
     for (const [id, group] of groups) {
       const policy = JSON.stringify(group.Properties.DataProtectionPolicy);
       for (const identifier of [
@@ -150,6 +151,18 @@ describe("logs and traces", () => {
     for (const [, group] of ofType("AWS::Logs::LogGroup")) expect(group.DeletionPolicy).toBe("Delete");
     const prod = synthesize({ ...context, stage: "prod" }).resources;
     for (const [, group] of ofType("AWS::Logs::LogGroup", prod)) expect(group.DeletionPolicy).toBe("Retain");
+  });
+
+  it("in a prod stage every function, CDK's own included, logs into one of these groups", () => {
+    // (A test stage adds CDK's auto-delete function for its buckets, whose group Lambda creates.)
+    const prod = synthesize({ ...context, stage: "prod" }).resources;
+    const functions = ofType("AWS::Lambda::Function", prod);
+    expect(functions.length).toBe(allFunctions.length + eventFunctions.length + 1);
+    for (const [id, fn] of functions) {
+      const target = (fn.Properties.LoggingConfig as { LogGroup?: { Ref?: string } } | undefined)?.LogGroup
+        ?.Ref;
+      expect([id, prod[target ?? ""]?.Type]).toEqual([id, "AWS::Logs::LogGroup"]);
+    }
   });
 
   it("tracing is off by default and on for every function with -c tracing=true", () => {
