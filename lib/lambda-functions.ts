@@ -152,7 +152,7 @@ function functionAlarms(scope: Construct, id: string, fn: LambdaFunction, action
   const period = Duration.minutes(5);
   const alarms = [
     new Alarm(scope, `${id}ErrorsAlarm`, {
-      alarmDescription: `${id}: 5 or more invocation errors in 5 minutes (docs/operations.md, "Function errors").`,
+      alarmDescription: `${id}: 5 or more invocation errors in 5 minutes (docs/operations.md, Alarms, "<Function>ErrorsAlarm").`,
       metric: fn.metricErrors({ period, statistic: "Sum" }),
       threshold: 5,
       evaluationPeriods: 1,
@@ -160,7 +160,7 @@ function functionAlarms(scope: Construct, id: string, fn: LambdaFunction, action
       treatMissingData: TreatMissingData.NOT_BREACHING,
     }),
     new Alarm(scope, `${id}ThrottlesAlarm`, {
-      alarmDescription: `${id}: invocations throttled in 5 minutes (docs/operations.md, "Function throttles").`,
+      alarmDescription: `${id}: invocations throttled in 5 minutes (docs/operations.md, Alarms, "<Function>ThrottlesAlarm").`,
       metric: fn.metricThrottles({ period, statistic: "Sum" }),
       threshold: 1,
       evaluationPeriods: 1,

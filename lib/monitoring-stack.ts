@@ -84,7 +84,7 @@ export class MonitoringStack extends NestedStack {
       options: { evaluationPeriods?: number; datapointsToAlarm?: number } = {},
     ) => {
       const created = new Alarm(this, id, {
-        alarmDescription: `${description} (docs/operations.md, "${id}")`,
+        alarmDescription: `${description} (docs/operations.md, Alarms, "${id}")`,
         metric,
         threshold,
         evaluationPeriods: options.evaluationPeriods ?? 1,

@@ -3,6 +3,8 @@
  * dashboard, tracing, log masking and retention, dead-letter queues, shared-capacity guards, and the
  * deploy-time guards on models and on Cognito.
  */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "#functions/domain/api-keys";
@@ -106,6 +108,28 @@ describe("alarms", () => {
       Namespace: "AWS/Lambda",
       Threshold: 800,
     });
+  });
+
+  it("each has its row in the runbook's Alarms table (what it means, what to do), which its description names", () => {
+    const doc = readFileSync(resolve(import.meta.dirname, "../../docs/operations.md"), "utf8");
+    const start = doc.indexOf("\n## Alarms\n");
+    const section = doc.slice(start, doc.indexOf("\n## ", start + 1));
+    /** The alarm names each row's first cell lists (`Name` (stack)). */
+    const rows = [...section.matchAll(/^\| (.+?) \|/gm)].flatMap((row) =>
+      [...(row[1] ?? "").matchAll(/`([^`]+)`/g)].map((name) => name[1]),
+    );
+    for (const [id, alarm] of ofType("AWS::CloudWatch::Alarm")) {
+      const own = /^.+?(Errors|Throttles)Alarm[0-9A-F]{8}$/.exec(id);
+      // A function's alarms share one row each; the others have their own, by construct id.
+      const name = own
+        ? `<Function>${own[1]}Alarm`
+        : id.replace(/(\/)?[0-9A-F]{8}$/, "").replace(/^.*\//, "");
+      expect([id, rows.includes(name)], `add a row for ${name} to docs/operations.md, Alarms`).toEqual([
+        id,
+        true,
+      ]);
+      expect(String(alarm.Properties.AlarmDescription)).toContain(`(docs/operations.md, Alarms, "${name}")`);
+    }
   });
 
   it("come with one dashboard", () => {
