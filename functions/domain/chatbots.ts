@@ -4,14 +4,26 @@
  */
 import { randomUUID } from "node:crypto";
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { writeWithVersion } from "#functions/domain/chatbot-versions";
+import { versionBump, writeWithVersion } from "#functions/domain/chatbot-versions";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
 import { readEntryKnowledge } from "#functions/knowledge/entry-passages";
 import type { LoadedKnowledge } from "#functions/knowledge/retriever";
-import { deleteExisting, putNew, putNewAction, refusedItem } from "#functions/store/conditions";
+import {
+  deleteExisting,
+  deleteExistingAction,
+  putNew,
+  putNewAction,
+  refusedItem,
+} from "#functions/store/conditions";
+import {
+  type CountedScope,
+  CountedWriteRefused,
+  createCounted,
+  deleteCounted,
+} from "#functions/store/counted";
 import { batchGetItems, gsi1Keys } from "#functions/store/index-reads";
 import {
   type ChatbotRecord,
@@ -298,30 +310,52 @@ export async function addKnowledgeEntry(
   input: { organizationId: string; chatbotId: string; entry: KnowledgeEntryInput },
 ): Promise<KnowledgeEntryRecord> {
   checkKnowledgeTexts(input.entry);
-  const existing = await listKnowledgeEntries(ctx, input.organizationId, input.chatbotId);
-  if (existing.length >= chatbotLimits.knowledgeEntries) {
-    throw new AppError("invalid_argument", {
-      detail: `A chatbot holds at most ${chatbotLimits.knowledgeEntries} entries`,
-    });
-  }
+  const { organizationId, chatbotId } = input;
   const record: KnowledgeEntryRecord = {
     ...input.entry,
     entryId: randomUUID(),
     createdAt: isoTime(ctx.clock()),
   };
-  await writeWithVersion(
-    ctx,
-    {
-      organizationId: input.organizationId,
-      chatbotId: input.chatbotId,
-      part: "knowledgeVersion",
-      actions: [
-        putNewAction(ctx.db.tableName, items.knowledgeEntry(input.organizationId, input.chatbotId, record)),
-      ],
-    },
-    () => new AppError("conflict"),
-  );
+  // One transaction: the count stays within the limit, the entry is new, the chatbot exists and its
+  // knowledge version moves.
+  try {
+    await createCounted(ctx.db, knowledgeEntriesOf(ctx, organizationId, chatbotId), [
+      putNewAction(ctx.db.tableName, items.knowledgeEntry(organizationId, chatbotId, record)),
+      versionBump(ctx, organizationId, chatbotId, "knowledgeVersion"),
+    ]);
+  } catch (error) {
+    if (!(error instanceof CountedWriteRefused)) throw error;
+    if (error.refusal.kind === "full") {
+      throw new AppError("invalid_argument", {
+        detail: `A chatbot holds at most ${chatbotLimits.knowledgeEntries} entries`,
+      });
+    }
+    throw error.refusal.action === 1 ? new AppError("chatbot_not_found") : new AppError("conflict");
+  }
   return record;
+}
+
+/** A chatbot's knowledge entries as a counted scope: at most `knowledgeEntries`, under any concurrency. */
+function knowledgeEntriesOf(ctx: DomainContext, organizationId: string, chatbotId: string): CountedScope {
+  return {
+    counter: keys.knowledgeEntryCount(organizationId, chatbotId),
+    limit: chatbotLimits.knowledgeEntries,
+    existing: async () => {
+      const found = await ctx.db.client.send(
+        new QueryCommand({
+          TableName: ctx.db.tableName,
+          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+          ExpressionAttributeValues: {
+            ":pk": prefixes.chatbotPartition(organizationId, chatbotId),
+            ":prefix": prefixes.knowledge,
+          },
+          Select: "COUNT",
+          ConsistentRead: true,
+        }),
+      );
+      return { count: found.Count ?? 0 };
+    },
+  };
 }
 
 export async function listKnowledgeEntries(
@@ -403,28 +437,15 @@ export async function removeKnowledgeEntry(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; entryId: string },
 ): Promise<void> {
+  const { organizationId, chatbotId, entryId } = input;
   try {
-    await writeWithVersion(
-      ctx,
-      {
-        organizationId: input.organizationId,
-        chatbotId: input.chatbotId,
-        part: "knowledgeVersion",
-        actions: [
-          {
-            Delete: {
-              TableName: ctx.db.tableName,
-              Key: keys.knowledgeEntry(input.organizationId, input.chatbotId, input.entryId),
-              ConditionExpression: "attribute_exists(PK)",
-            },
-          },
-        ],
-      },
-      () => new AppError("knowledge_entry_not_found"),
-    );
+    await deleteCounted(ctx.db, knowledgeEntriesOf(ctx, organizationId, chatbotId), [
+      deleteExistingAction(ctx.db.tableName, keys.knowledgeEntry(organizationId, chatbotId, entryId)),
+      versionBump(ctx, organizationId, chatbotId, "knowledgeVersion"),
+    ]);
   } catch (error) {
-    if (error instanceof AppError && error.code === "chatbot_not_found")
-      throw new AppError("knowledge_entry_not_found");
+    // An entry that is not there, or of a chatbot that is gone, is not found.
+    if (error instanceof CountedWriteRefused) throw new AppError("knowledge_entry_not_found");
     throw error;
   }
 }

@@ -9,16 +9,28 @@
  * Only `testTool` (and the message Lambda) decrypt them, to call the platform.
  */
 import { randomUUID } from "node:crypto";
-import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod/mini";
 import type { ToolOutcome } from "#functions/agent/engine";
-import { writeWithVersion } from "#functions/domain/chatbot-versions";
+import { versionBump, writeWithVersion } from "#functions/domain/chatbot-versions";
 import { getChatbot } from "#functions/domain/chatbots";
 import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import type { EnvelopeCipher } from "#functions/secrets/envelope";
-import { putNewAction } from "#functions/store/conditions";
+import {
+  cancellationReasons,
+  deleteExistingAction,
+  putNewAction,
+  type TransactAction,
+} from "#functions/store/conditions";
+import {
+  type CountedScope,
+  CountedWriteRefused,
+  createCounted,
+  deleteCounted,
+  initialiseCounted,
+} from "#functions/store/counted";
 import { type Item, items, keys, prefixes, records, type ToolRecord } from "#functions/store/items";
 import type { HttpGet } from "#functions/tools/http-get";
 import { type ConfiguredTool, configureTool, lookupTemplates } from "#functions/tools/registry";
@@ -169,14 +181,7 @@ export function describeTemplates(): TemplateDescription[] {
 export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<ToolView> {
   const kind = checkedKind(input.kind);
   await getChatbot(ctx, input.organizationId, input.chatbotId);
-  const existing = await queryTools(ctx, input.organizationId, input.chatbotId);
-  if (existing.length >= toolLimits.perChatbot) {
-    throw invalid(`A chatbot holds at most ${toolLimits.perChatbot} tools`);
-  }
   const name = input.name ?? `lookup_${kind}`;
-  if (existing.some((tool) => tool.name === name)) {
-    throw invalid(`The chatbot already has a tool named ${name}; choose another --name`);
-  }
   const now = isoTime(ctx.clock());
   const toolId = randomUUID();
   const base: ToolRecord = {
@@ -192,17 +197,48 @@ export async function addTool(ctx: ToolsContext, input: AddToolInput): Promise<T
     updatedAt: now,
   };
   const record = await withCredentials(ctx, checkedRecord(base), input.credentials);
-  await writeWithVersion(
-    ctx,
-    {
-      organizationId: input.organizationId,
-      chatbotId: input.chatbotId,
-      part: "toolsVersion",
-      actions: [putNewAction(ctx.db.tableName, items.tool(record))],
-    },
-    () => new AppError("conflict"),
-  );
+  const { organizationId, chatbotId } = input;
+  // One transaction: the count stays within the limit, the name is free, the tool is new, the
+  // chatbot still exists and its tools version moves.
+  try {
+    await createCounted(ctx.db, toolsOf(ctx, organizationId, chatbotId), [
+      putNewAction(ctx.db.tableName, items.toolName(organizationId, chatbotId, name, toolId)),
+      putNewAction(ctx.db.tableName, items.tool(record)),
+      versionBump(ctx, organizationId, chatbotId, "toolsVersion"),
+    ]);
+  } catch (error) {
+    if (!(error instanceof CountedWriteRefused)) throw error;
+    if (error.refusal.kind === "full")
+      throw invalid(`A chatbot holds at most ${toolLimits.perChatbot} tools`);
+    if (error.refusal.action === 0) throw duplicateName(name);
+    if (error.refusal.action === 2) throw new AppError("chatbot_not_found");
+    throw new AppError("conflict");
+  }
   return viewOf(record);
+}
+
+/** A chatbot's tools as a counted scope: at most `perChatbot`, each name taken once, under any concurrency. */
+function toolsOf(ctx: DomainContext, organizationId: string, chatbotId: string): CountedScope {
+  return {
+    counter: keys.toolCount(organizationId, chatbotId),
+    limit: toolLimits.perChatbot,
+    existing: async () => {
+      const tools = await queryTools(ctx, organizationId, chatbotId, true);
+      // Tools made before names were reserved get their reservations now (the first one of a name
+      // keeps it, should an older race have made two).
+      const reserved = new Map(tools.map((tool) => [tool.name, tool.toolId] as const).reverse());
+      return {
+        count: tools.length,
+        alongside: [...reserved].map(([name, toolId]) =>
+          items.toolName(organizationId, chatbotId, name, toolId),
+        ),
+      };
+    },
+  };
+}
+
+function duplicateName(name: string): AppError {
+  return invalid(`The chatbot already has a tool named ${name}; choose another name`);
 }
 
 export async function listTools(
@@ -224,12 +260,6 @@ export async function getTool(
 
 export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Promise<ToolView> {
   const current = await readTool(ctx, input);
-  if (input.name !== undefined && input.name !== current.name) {
-    const siblings = await queryTools(ctx, input.organizationId, input.chatbotId);
-    if (siblings.some((tool) => tool.name === input.name)) {
-      throw invalid(`The chatbot already has a tool named ${input.name}`);
-    }
-  }
   const { description: _description, ...rest } = current;
   const description = input.description === undefined ? current.description : input.description.trim();
   let next: ToolRecord = checkedRecord({
@@ -241,55 +271,112 @@ export async function updateTool(ctx: ToolsContext, input: UpdateToolInput): Pro
     updatedAt: laterThan(current.updatedAt, isoTime(ctx.clock())),
   });
   if (input.credentials) next = await withCredentials(ctx, next, input.credentials);
-  await writeWithVersion(
-    ctx,
-    {
-      organizationId: input.organizationId,
-      chatbotId: input.chatbotId,
-      part: "toolsVersion",
-      actions: [
-        {
-          Put: {
-            TableName: ctx.db.tableName,
-            Item: items.tool(next),
-            ConditionExpression: "updatedAt = :seen",
-            ExpressionAttributeValues: { ":seen": current.updatedAt },
-          },
-        },
-      ],
+  const { organizationId, chatbotId, toolId } = input;
+  const tableName = ctx.db.tableName;
+  const toolPut: TransactAction = {
+    Put: {
+      TableName: tableName,
+      Item: items.tool(next),
+      ConditionExpression: "updatedAt = :seen",
+      ExpressionAttributeValues: { ":seen": current.updatedAt },
     },
-    () => new AppError("conflict"),
-  );
+  };
+  if (next.name === current.name) {
+    await writeWithVersion(
+      ctx,
+      { organizationId, chatbotId, part: "toolsVersion", actions: [toolPut] },
+      () => new AppError("conflict"),
+    );
+    return viewOf(next);
+  }
+  // A new name: the tool, the new name's reservation and the old one's release in one
+  // transaction (with the tools version), so two tools can never end up with one name.
+  await ensureNamesReserved(ctx, organizationId, chatbotId);
+  try {
+    await ctx.db.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          putNewAction(tableName, items.toolName(organizationId, chatbotId, next.name, toolId)),
+          toolPut,
+          versionBump(ctx, organizationId, chatbotId, "toolsVersion"),
+          ...(await releaseNameActions(ctx, organizationId, chatbotId, current.name, toolId)),
+        ],
+      }),
+    );
+  } catch (error) {
+    const [name, tool] = cancellationReasons(error);
+    if (name?.failed && name.code === "ConditionalCheckFailed") throw duplicateName(next.name);
+    if (tool?.failed) throw new AppError("conflict");
+    throw new AppError("conflict", { cause: error });
+  }
   return viewOf(next);
+}
+
+/** Makes sure the chatbot's tool names are reserved (tools made before reservations existed). */
+async function ensureNamesReserved(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+): Promise<void> {
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({
+      TableName: ctx.db.tableName,
+      Key: keys.toolCount(organizationId, chatbotId),
+      ConsistentRead: true,
+    }),
+  );
+  if (Item) return;
+  // Creating the counter reserves every name (toolsOf); nothing else needs counting here.
+  await initialiseCounted(ctx.db, toolsOf(ctx, organizationId, chatbotId));
+}
+
+/**
+ * Frees a tool's name if the tool holds it: nothing when another tool does (two tools of one name
+ * from before names were reserved) or nobody does. Only the holder deletes it, conditionally.
+ */
+async function releaseNameActions(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+  name: string,
+  toolId: string,
+): Promise<TransactAction[]> {
+  const key = keys.toolName(organizationId, chatbotId, name);
+  const { Item } = await ctx.db.client.send(
+    new GetCommand({ TableName: ctx.db.tableName, Key: key, ConsistentRead: true }),
+  );
+  if (Item?.toolId !== toolId) return [];
+  return [
+    {
+      Delete: {
+        TableName: ctx.db.tableName,
+        Key: key,
+        ConditionExpression: "toolId = :toolId",
+        ExpressionAttributeValues: { ":toolId": toolId },
+      },
+    },
+  ];
 }
 
 export async function removeTool(
   ctx: DomainContext,
   input: { organizationId: string; chatbotId: string; toolId: string },
 ): Promise<void> {
+  const { organizationId, chatbotId, toolId } = input;
+  const current = await readTool(ctx, input);
+  const release = await releaseNameActions(ctx, organizationId, chatbotId, current.name, toolId);
   try {
-    await writeWithVersion(
-      ctx,
-      {
-        organizationId: input.organizationId,
-        chatbotId: input.chatbotId,
-        part: "toolsVersion",
-        actions: [
-          {
-            Delete: {
-              TableName: ctx.db.tableName,
-              Key: keys.tool(input.organizationId, input.chatbotId, input.toolId),
-              ConditionExpression: "attribute_exists(PK)",
-            },
-          },
-        ],
-      },
-      () => new AppError("tool_not_found"),
-    );
+    await deleteCounted(ctx.db, toolsOf(ctx, organizationId, chatbotId), [
+      deleteExistingAction(ctx.db.tableName, keys.tool(organizationId, chatbotId, toolId)),
+      versionBump(ctx, organizationId, chatbotId, "toolsVersion"),
+      ...release,
+    ]);
   } catch (error) {
-    // A tool of a chatbot that is gone is gone with it.
-    if (error instanceof AppError && error.code === "chatbot_not_found") throw new AppError("tool_not_found");
-    throw error;
+    if (!(error instanceof CountedWriteRefused)) throw error;
+    // Not there any more, or its chatbot is gone (and the tool with it).
+    if (error.refusal.kind === "refused" && error.refusal.action <= 1) throw new AppError("tool_not_found");
+    // The tool was renamed meanwhile (its old name no longer its own): the caller may try again.
+    throw new AppError("conflict");
   }
 }
 
@@ -428,6 +515,7 @@ async function queryTools(
   ctx: DomainContext,
   organizationId: string,
   chatbotId: string,
+  consistent = false,
 ): Promise<ToolRecord[]> {
   const found: ToolRecord[] = [];
   let exclusiveStartKey: Item | undefined;
@@ -440,6 +528,7 @@ async function queryTools(
           ":pk": prefixes.chatbotPartition(organizationId, chatbotId),
           ":prefix": prefixes.tools,
         },
+        ConsistentRead: consistent,
         ExclusiveStartKey: exclusiveStartKey,
       }),
     );

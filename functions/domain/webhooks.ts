@@ -15,7 +15,13 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError, type ValidationItem } from "#functions/errors";
 import type { EnvelopeCipher } from "#functions/secrets/envelope";
-import { deleteExisting, putNew, refusedAs } from "#functions/store/conditions";
+import { deleteExistingAction, putNewAction, refusedAs } from "#functions/store/conditions";
+import {
+  type CountedScope,
+  CountedWriteRefused,
+  createCounted,
+  deleteCounted,
+} from "#functions/store/counted";
 import {
   type DeliveryAttempt,
   type Item,
@@ -220,22 +226,6 @@ export async function createWebhookEndpoint(
     checkDescription(input.description),
   ].filter((problem) => problem !== undefined);
   if (problems.length > 0) throw invalid(problems);
-  const existing = await ctx.db.client.send(
-    new QueryCommand({
-      TableName: ctx.db.tableName,
-      KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-      ExpressionAttributeValues: {
-        ":pk": prefixes.webhooksPartition(input.organizationId),
-        ":prefix": prefixes.webhookEndpoints,
-      },
-      Select: "COUNT",
-    }),
-  );
-  if ((existing.Count ?? 0) >= webhookLimits.endpointsPerOrganization) {
-    throw new AppError("conflict", {
-      detail: `An organization has at most ${webhookLimits.endpointsPerOrganization} webhook endpoints`,
-    });
-  }
   const now = isoTime(ctx.clock());
   const endpointId = randomUUID();
   const secret = newSigningSecret();
@@ -256,8 +246,43 @@ export async function createWebhookEndpoint(
     leases: {},
     leaseVersion: 0,
   };
-  await putNew(ctx.db, items.webhookEndpoint(record), () => new AppError("conflict"));
+  try {
+    await createCounted(ctx.db, endpointsOf(ctx, input.organizationId), [
+      putNewAction(ctx.db.tableName, items.webhookEndpoint(record)),
+    ]);
+  } catch (error) {
+    if (!(error instanceof CountedWriteRefused)) throw error;
+    throw error.refusal.kind === "full"
+      ? new AppError("conflict", {
+          detail: `An organization has at most ${webhookLimits.endpointsPerOrganization} webhook endpoints`,
+          details: { reason: "limit_reached", limit: webhookLimits.endpointsPerOrganization },
+        })
+      : new AppError("conflict");
+  }
   return { endpoint: endpointView(record, ctx.clock()), secret };
+}
+
+/** An organization's endpoints as a counted scope: at most `endpointsPerOrganization`, under any concurrency. */
+function endpointsOf(ctx: DomainContext, organizationId: string): CountedScope {
+  return {
+    counter: keys.webhookEndpointCount(organizationId),
+    limit: webhookLimits.endpointsPerOrganization,
+    existing: async () => {
+      const found = await ctx.db.client.send(
+        new QueryCommand({
+          TableName: ctx.db.tableName,
+          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+          ExpressionAttributeValues: {
+            ":pk": prefixes.webhooksPartition(organizationId),
+            ":prefix": prefixes.webhookEndpoints,
+          },
+          Select: "COUNT",
+          ConsistentRead: true,
+        }),
+      );
+      return { count: found.Count ?? 0 };
+    },
+  };
 }
 
 async function readEndpoint(
@@ -378,11 +403,14 @@ export async function deleteWebhookEndpoint(
   ctx: DomainContext,
   input: { organizationId: string; endpointId: string },
 ): Promise<void> {
-  await deleteExisting(
-    ctx.db,
-    keys.webhookEndpoint(input.organizationId, input.endpointId),
-    () => new AppError("webhook_endpoint_not_found"),
-  );
+  try {
+    await deleteCounted(ctx.db, endpointsOf(ctx, input.organizationId), [
+      deleteExistingAction(ctx.db.tableName, keys.webhookEndpoint(input.organizationId, input.endpointId)),
+    ]);
+  } catch (error) {
+    if (error instanceof CountedWriteRefused) throw new AppError("webhook_endpoint_not_found");
+    throw error;
+  }
 }
 
 /**

@@ -13,6 +13,11 @@ export function putNewAction(tableName: string, item: Item): TransactAction {
   return { Put: { TableName: tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" } };
 }
 
+/** An action deleting an item that must exist. */
+export function deleteExistingAction(tableName: string, key: Key): TransactAction {
+  return { Delete: { TableName: tableName, Key: key, ConditionExpression: "attribute_exists(PK)" } };
+}
+
 /**
  * The item as stored when a conditional write was refused (`ReturnValuesOnConditionCheckFailure:
  * ALL_OLD`), or undefined when there was none. Rethrows anything that is not a refusal.

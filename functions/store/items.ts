@@ -45,6 +45,21 @@ export const keys = {
     PK: `ORG#${organizationId}#BOT#${chatbotId}`,
     SK: `TOOL#${toolId}`,
   }),
+  /** Counts a chatbot's tools (store/counted.ts), for the limit per chatbot. */
+  toolCount: (organizationId: string, chatbotId: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}`,
+    SK: "COUNT#TOOL",
+  }),
+  /** Reserves a tool name within its chatbot: names the model calls tools by are unique. */
+  toolName: (organizationId: string, chatbotId: string, name: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}`,
+    SK: `TOOLNAME#${name}`,
+  }),
+  /** Counts a chatbot's knowledge entries (store/counted.ts), for the limit per chatbot. */
+  knowledgeEntryCount: (organizationId: string, chatbotId: string): Key => ({
+    PK: `ORG#${organizationId}#BOT#${chatbotId}`,
+    SK: "COUNT#KNOW",
+  }),
   /** A tool's request token bucket: its own partition, so turns never contend on the chatbot's. */
   toolBucket: (organizationId: string, chatbotId: string, toolId: string): Key => ({
     PK: `ORG#${organizationId}#BOT#${chatbotId}#TOOL#${toolId}`,
@@ -132,6 +147,11 @@ export const keys = {
   webhookEndpoint: (organizationId: string, endpointId: string): Key => ({
     PK: `ORG#${organizationId}#WEBHOOKS`,
     SK: `WHEP#${endpointId}`,
+  }),
+  /** Counts an organization's webhook endpoints (store/counted.ts), for the limit per organization. */
+  webhookEndpointCount: (organizationId: string): Key => ({
+    PK: `ORG#${organizationId}#WEBHOOKS`,
+    SK: "COUNT",
   }),
   /** One event's delivery to one endpoint; delivery ids sort by event time (UUIDv7 layout). */
   webhookDelivery: (organizationId: string, endpointId: string, deliveryId: string): Key => ({
@@ -814,12 +834,22 @@ const entity = {
   knowledgeGap: "KnowledgeGap",
   replyReference: "ReplyReference",
   analytics: "Analytics",
+  counter: "Counter",
+  toolName: "ToolName",
 } as const;
 
 /** Usage records are kept this long (reports cover at least the last 90 days). */
 export const USAGE_RETENTION_DAYS = 400;
 
 export const items = {
+  /** A count of the items of one scope (store/counted.ts). */
+  counter(key: Key, count: number): Item {
+    return { ...key, entity: entity.counter, count };
+  },
+  /** A tool's name, taken within its chatbot by the tool `toolId`. */
+  toolName(organizationId: string, chatbotId: string, name: string, toolId: string): Item {
+    return { ...keys.toolName(organizationId, chatbotId, name), entity: entity.toolName, toolId };
+  },
   organization(record: OrganizationRecord): Item {
     return {
       ...keys.organization(record.organizationId),

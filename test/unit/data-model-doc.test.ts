@@ -32,6 +32,7 @@ const samples: Record<string, string> = {
   deliveryId: "delivery-1",
   signature: "signature",
   messageId: "message-1",
+  name: "lookup_orders",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -45,6 +46,10 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   knowledgeSource: ["Knowledge source", keys.knowledgeSource("org-1", "bot-1", "source-1")],
   knowledgeTotals: ["Knowledge totals", keys.knowledgeTotals("org-1", "bot-1")],
   tool: ["Tool", keys.tool("org-1", "bot-1", "tool-1")],
+  toolCount: ["Tool count", keys.toolCount("org-1", "bot-1")],
+  toolName: ["Tool name", keys.toolName("org-1", "bot-1", "lookup_orders")],
+  knowledgeEntryCount: ["Knowledge entry count", keys.knowledgeEntryCount("org-1", "bot-1")],
+  webhookEndpointCount: ["Webhook endpoint count", keys.webhookEndpointCount("org-1")],
   toolBucket: ["Tool request bucket", keys.toolBucket("org-1", "bot-1", "tool-1")],
   contact: ["Contact", keys.contact("contact-1")],
   contactListEntry: [
