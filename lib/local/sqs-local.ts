@@ -27,6 +27,13 @@ export interface RunningSqs {
   stop(): Promise<void>;
 }
 
+/**
+ * fauxqs answers in SQS's JSON protocol with the query-compatible code
+ * (`AWS.SimpleQueueService.QueueNameExists`), which the SDK does not map to its modelled class.
+ */
+const isQueueNameExists = (error: unknown) =>
+  error instanceof QueueNameExists || (error instanceof Error && error.name.endsWith("QueueNameExists"));
+
 export const localQueueName = (prefix: string, definition: QueueDefinition) => `${prefix}-${definition.id}`;
 
 export async function startLocalSqs(options: {
@@ -77,7 +84,7 @@ export async function startLocalSqs(options: {
           "";
       } catch (error) {
         // Kept from an earlier run with other settings: bring it up to date.
-        if (!(error instanceof QueueNameExists)) throw error;
+        if (!isQueueNameExists(error)) throw error;
         url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl ?? "";
         await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
       }

@@ -52,7 +52,8 @@ const lazyOnly = [
   "@aws-sdk/core/dist-es/submodules/protocols/query/AwsQueryProtocol.js",
 ];
 
-describe("the message function's bundle", () => {
+// Each test bundles the message function (twice in the first): seconds of CPU on a busy machine.
+describe("the message function's bundle", { timeout: 60_000 }, () => {
   it("loads at init none of the SDK code that only lazily loaded clients use (esbuild alone would)", async () => {
     const [ours, plain] = await Promise.all([
       build(sendMessage, "send-message"),
