@@ -593,3 +593,90 @@ describe('Conversation → Reply as Person', () => {
 		).rejects.toThrow(NodeOperationError);
 	});
 });
+
+describe('Message → Give Feedback and Conversation → Rate', () => {
+	const MESSAGE = '44444444-4444-4444-8444-444444444444';
+
+	it('POSTs the thumb on a reply, with the comment only when one is given', async () => {
+		const feedback = (rating: string, comment: string | null) => ({
+			message_id: MESSAGE,
+			conversation_id: CONVERSATION,
+			rating,
+			comment,
+			given_at: '2026-11-21T10:00:00.000Z',
+		});
+		const { output, calls } = await run({
+			items: [{ json: {} }, { json: {} }],
+			params: (itemIndex) => ({
+				resource: 'message',
+				operation: 'giveFeedback',
+				messageId: ` ${MESSAGE} `,
+				rating: itemIndex === 0 ? 'down' : 'up',
+				feedbackComment: itemIndex === 0 ? 'Wrong parcel' : ' ',
+			}),
+			answers: [ok(feedback('down', 'Wrong parcel')), ok(feedback('up', null))],
+		});
+		expect(calls.map((call) => [call.method, call.url, call.body])).toEqual([
+			[
+				'POST',
+				`https://api-v1.example.test/api/message/${MESSAGE}/feedback`,
+				{ rating: 'down', comment: 'Wrong parcel' },
+			],
+			['POST', `https://api-v1.example.test/api/message/${MESSAGE}/feedback`, { rating: 'up' }],
+		]);
+		expect(output.map((item) => [item.json.rating, item.pairedItem])).toEqual([
+			['down', { item: 0 }],
+			['up', { item: 1 }],
+		]);
+	});
+
+	it('refuses an empty message id before calling the API', async () => {
+		await expect(
+			run({
+				params: { resource: 'message', operation: 'giveFeedback', messageId: ' ', rating: 'up' },
+				answers: [],
+			}),
+		).rejects.toThrow(NodeOperationError);
+	});
+
+	it('POSTs a 1–5 rating of the conversation, and refuses a score out of range before calling the API', async () => {
+		const { output, calls } = await run({
+			params: {
+				resource: 'conversation',
+				operation: 'rate',
+				conversationId: CONVERSATION,
+				score: 4,
+				ratingComment: 'Quick answers',
+			},
+			answers: [
+				ok({
+					conversation_id: CONVERSATION,
+					score: 4,
+					comment: 'Quick answers',
+					rated_at: '2026-11-21T10:00:00.000Z',
+				}),
+			],
+		});
+		expect(calls.map((call) => [call.method, call.url, call.body])).toEqual([
+			[
+				'POST',
+				`https://api-v1.example.test/api/conversation/${CONVERSATION}/rating`,
+				{ score: 4, comment: 'Quick answers' },
+			],
+		]);
+		expect(output[0]?.json).toMatchObject({ score: 4 });
+		for (const score of [0, 6, 4.5]) {
+			await expect(
+				run({
+					params: {
+						resource: 'conversation',
+						operation: 'rate',
+						conversationId: CONVERSATION,
+						score,
+					},
+					answers: [],
+				}),
+			).rejects.toThrow(NodeOperationError);
+		}
+	});
+});

@@ -15,7 +15,9 @@ import {
 	getConversation,
 	getManyConversations,
 	getMessages,
+	giveFeedback,
 	handOffConversation,
+	rateConversation,
 	replyAsPerson,
 	sendMessage,
 	startConversation,
@@ -31,9 +33,10 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
 		getMessages,
 		handOff: handOffConversation,
 		close: closeConversation,
+		rate: rateConversation,
 		replyAsPerson,
 	},
-	message: { send: sendMessage },
+	message: { send: sendMessage, giveFeedback },
 };
 
 function toNodeError(

@@ -294,6 +294,47 @@ export async function handOffConversation(
 	];
 }
 
+/** Conversation → Rate: POST /api/conversation/{id}/rating {score, comment?} → the rating */
+export async function rateConversation(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const score = Number(this.getNodeParameter('score', itemIndex));
+	if (!Number.isInteger(score) || score < 1 || score > 5) {
+		throw new NodeOperationError(this.getNode(), 'Score must be a whole number from 1 to 5', {
+			itemIndex,
+		});
+	}
+	const comment = stringParameter(this.getNodeParameter('ratingComment', itemIndex, ''));
+	return [
+		await apiRequest.call(this, itemIndex, {
+			method: 'POST',
+			path: conversationPath(this, itemIndex, '/rating'),
+			body: comment === '' ? { score } : { score, comment },
+		}),
+	];
+}
+
+/** Message → Give Feedback: POST /api/message/{id}/feedback {rating, comment?} → the feedback */
+export async function giveFeedback(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const messageId = stringParameter(this.getNodeParameter('messageId', itemIndex));
+	if (messageId === '') {
+		throw new NodeOperationError(this.getNode(), 'Message ID is empty', { itemIndex });
+	}
+	const rating = stringParameter(this.getNodeParameter('rating', itemIndex));
+	const comment = stringParameter(this.getNodeParameter('feedbackComment', itemIndex, ''));
+	return [
+		await apiRequest.call(this, itemIndex, {
+			method: 'POST',
+			path: `/api/message/${encodeURIComponent(messageId)}/feedback`,
+			body: comment === '' ? { rating } : { rating, comment },
+		}),
+	];
+}
+
 /** Conversation → Close: POST /api/conversation/{id}/close → the conversation */
 export async function closeConversation(
 	this: IExecuteFunctions,

@@ -6,8 +6,9 @@ const showForGetMany = { resource: ['conversation'], operation: ['getAll'] };
 const showForPaged = { resource: ['conversation'], operation: ['getAll', 'getMessages'] };
 const showForOneConversation = {
 	resource: ['conversation'],
-	operation: ['close', 'get', 'getMessages', 'handOff', 'replyAsPerson'],
+	operation: ['close', 'get', 'getMessages', 'handOff', 'rate', 'replyAsPerson'],
 };
+const showForRate = { resource: ['conversation'], operation: ['rate'] };
 const showForHandOff = { resource: ['conversation'], operation: ['handOff'] };
 const showForReply = { resource: ['conversation'], operation: ['replyAsPerson'] };
 
@@ -49,6 +50,13 @@ export const conversationOperations: INodeProperties[] = [
 				value: 'handOff',
 				description: 'Hand a conversation to a person: the chatbot stops answering it',
 				action: 'Hand off a conversation to a person',
+			},
+			{
+				name: 'Rate',
+				value: 'rate',
+				description:
+					"Record the visitor's satisfaction with a conversation, 1 to 5 (rating again replaces it)",
+				action: 'Rate a conversation',
 			},
 			{
 				name: 'Reply as Person',
@@ -148,7 +156,7 @@ export const conversationFields: INodeProperties[] = [
 		],
 	},
 
-	/* conversation: one conversation (close, get, getMessages, handOff, replyAsPerson) */
+	/* conversation: one conversation (close, get, getMessages, handOff, rate, replyAsPerson) */
 	{
 		displayName: 'Conversation ID',
 		name: 'conversationId',
@@ -170,6 +178,28 @@ export const conversationFields: INodeProperties[] = [
 		description:
 			'Why the conversation needs a person (at most 500 characters); stored with the handoff and shown to your team',
 		displayOptions: { show: showForHandOff },
+	},
+
+	/* conversation:rate */
+	{
+		displayName: 'Score',
+		name: 'score',
+		type: 'number',
+		required: true,
+		default: 5,
+		typeOptions: { minValue: 1, maxValue: 5, numberPrecision: 0 },
+		description:
+			"The visitor's satisfaction with the conversation: 1 (very unhappy) to 5 (very happy)",
+		displayOptions: { show: showForRate },
+	},
+	{
+		displayName: 'Comment',
+		name: 'ratingComment',
+		type: 'string',
+		default: '',
+		typeOptions: { rows: 2 },
+		description: 'What the visitor said about the conversation (at most 2,000 characters)',
+		displayOptions: { show: showForRate },
 	},
 
 	/* conversation:replyAsPerson */

@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 const showForMessage = { resource: ['message'] };
 const showForSend = { resource: ['message'], operation: ['send'] };
+const showForFeedback = { resource: ['message'], operation: ['giveFeedback'] };
 
 export const messageOperations: INodeProperties[] = [
 	{
@@ -11,6 +12,13 @@ export const messageOperations: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: showForMessage },
 		options: [
+			{
+				name: 'Give Feedback',
+				value: 'giveFeedback',
+				description:
+					"Record the visitor's thumb up or down on one of the chatbot's replies (giving it again replaces it)",
+				action: 'Give feedback on a reply',
+			},
 			{
 				name: 'Send',
 				value: 'send',
@@ -23,6 +31,40 @@ export const messageOperations: INodeProperties[] = [
 ];
 
 export const messageFields: INodeProperties[] = [
+	/* message:giveFeedback */
+	{
+		displayName: 'Message ID',
+		name: 'messageId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. {{ $json.message_id }}',
+		description: "ID (UUID) of the chatbot's reply, as Message → Send returns it",
+		displayOptions: { show: showForFeedback },
+	},
+	{
+		displayName: 'Rating',
+		name: 'rating',
+		type: 'options',
+		options: [
+			{ name: 'Thumbs Down', value: 'down', description: 'The reply did not help' },
+			{ name: 'Thumbs Up', value: 'up', description: 'The reply helped' },
+		],
+		default: 'up',
+		description: 'Whether the reply helped the visitor',
+		displayOptions: { show: showForFeedback },
+	},
+	{
+		displayName: 'Comment',
+		name: 'feedbackComment',
+		type: 'string',
+		default: '',
+		typeOptions: { rows: 2 },
+		description: 'What the visitor said about the reply (at most 2,000 characters)',
+		displayOptions: { show: showForFeedback },
+	},
+
+	/* message:send */
 	{
 		displayName: 'Conversation ID',
 		name: 'conversationId',
