@@ -109,7 +109,7 @@ describe('node description', () => {
 		]);
 	});
 
-	it('offers the conversation operations a workflow needs, and Message → Send', () => {
+	it('offers the conversation operations a workflow needs, Message → Send and the feedback operations', () => {
 		const operations = description.properties.filter((p) => p.name === 'operation');
 		const byResource = Object.fromEntries(
 			operations.map((p) => [
@@ -118,8 +118,17 @@ describe('node description', () => {
 			]),
 		);
 		expect(byResource).toEqual({
-			conversation: ['close', 'get', 'getAll', 'getMessages', 'handOff', 'replyAsPerson', 'start'],
-			message: ['send'],
+			conversation: [
+				'close',
+				'get',
+				'getAll',
+				'getMessages',
+				'handOff',
+				'rate',
+				'replyAsPerson',
+				'start',
+			],
+			message: ['giveFeedback', 'send'],
 		});
 	});
 
