@@ -7,11 +7,23 @@
  * `GET /manage/analytics` checked figure by figure after driving conversations through each outcome,
  * with the console's Try it conversations never counted.
  */
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { giveFeedback, rateConversation } from "#functions/domain/feedback";
 import { OUTCOME_WINDOW_MS } from "#functions/domain/outcomes";
 import { createWebhookEndpoint } from "#functions/domain/webhooks";
-import { api, call, domain, isLocal, newConversation, seedTenant, type Tenant } from "#test/support/harness";
+import { converseText, converseToolUse } from "#test/fakes/bedrock-server";
+import { bedrockControl } from "#test/fakes/keyed-bedrock";
+import {
+  api,
+  call,
+  domain,
+  environment,
+  isLocal,
+  newConversation,
+  seedTenant,
+  type Tenant,
+} from "#test/support/harness";
 import { hasIdentity, type ManagedTenant, manage, seedManagedTenant } from "#test/support/management";
 import { bodyOf, eventually, receiver, webhooksContext } from "#test/support/webhooks";
 
@@ -232,6 +244,32 @@ describe.runIf(isLocal)("outcomes", () => {
     expect(frozen.outcome_final_at).toBe(new Date(lastMessageAt + OUTCOME_WINDOW_MS).toISOString());
     const shown = (await history(shop, id)).messages.find((message) => message.message_id === replyId);
     expect(shown?.feedback?.rating).toBe("down");
+  });
+});
+
+describe.runIf(isLocal)("the model's handoff", () => {
+  it("records why: the visitor asked, or the chatbot could not answer (as the model said, or with no confident knowledge)", async () => {
+    const bedrock = bedrockControl(environment.bedrockControlUrl ?? "");
+    const cases = [
+      [{ reason: "wants a person", because: "visitor_asked" }, "visitor_asked"],
+      [{ reason: "no idea", because: "cannot_answer" }, "could_not_answer"],
+      [{ reason: "unsure" }, "could_not_answer"],
+    ] as const;
+    for (const [input, expected] of cases) {
+      const modelId = `test.outcome-${randomUUID()}`;
+      const shop = await seedTenant({ chatbot: { engine: { kind: "bedrock", modelId }, handoff } });
+      await bedrock.script(
+        modelId,
+        converseToolUse([{ toolUseId: "tooluse-o1", name: "request_human", input }]),
+        converseText("Getting a colleague."),
+      );
+      const id = await newConversation(shop);
+      await ask(shop, id, "Something only a person can sort out");
+      expect([input, await conversation(shop, id)]).toMatchObject([
+        input,
+        { status: "handoff", outcome: "handed_off", outcome_final: true, handoff_reason: expected },
+      ]);
+    }
   });
 });
 
