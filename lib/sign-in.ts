@@ -3,7 +3,8 @@
  * Cognito's own JSON API a browser makes (no SDK, no secret), so the console can use this module as
  * it is. The integration tests sign in through it against cognito-local exactly as the console
  * will against Cognito: USER_PASSWORD_AUTH (the flow both speak), the first-sign-in challenge
- * NEW_PASSWORD_REQUIRED, refresh, "forgot password", and signing out (revoking the refresh token).
+ * NEW_PASSWORD_REQUIRED, the authenticator-app code (SOFTWARE_TOKEN_MFA) and enrolling in it,
+ * refresh, "forgot password", and signing out (revoking the refresh token).
  *
  * The access token is what `/manage/*` wants: `Authorization: Bearer <accessToken>`.
  */
@@ -27,7 +28,9 @@ export interface Tokens {
 export type SignInResult =
   | { kind: "signed_in"; tokens: Tokens }
   /** First sign-in with a temporary password: choose a new one with `completeNewPassword`. */
-  | { kind: "new_password_required"; session: string; username: string };
+  | { kind: "new_password_required"; session: string; username: string }
+  /** The person signs in with an authenticator app too: answer with `answerCode`. */
+  | { kind: "code_required"; session: string; username: string };
 
 /** Cognito refused: `name` is its exception (NotAuthorizedException, CodeMismatchException, …). */
 export class CognitoError extends Error {
@@ -96,6 +99,13 @@ function outcomeOf(response: AuthResponse, username: string): SignInResult {
       username: response.ChallengeParameters?.USER_ID_FOR_SRP ?? username,
     };
   }
+  if (response.ChallengeName === "SOFTWARE_TOKEN_MFA" && response.Session) {
+    return {
+      kind: "code_required",
+      session: response.Session,
+      username: response.ChallengeParameters?.USER_ID_FOR_SRP ?? username,
+    };
+  }
   throw new CognitoError(
     "UnsupportedChallenge",
     `Unsupported sign-in challenge ${response.ChallengeName}`,
@@ -131,6 +141,71 @@ export async function completeNewPassword(
   if (outcome.kind !== "signed_in")
     throw new CognitoError("UnsupportedChallenge", "Another challenge followed", 400);
   return outcome.tokens;
+}
+
+/** Answers the authenticator-app challenge with the app's current six-digit code. */
+export async function answerCode(
+  config: CognitoClientConfig,
+  challenge: { session: string; username: string; code: string },
+): Promise<Tokens> {
+  const response = await call<AuthResponse>(config, "RespondToAuthChallenge", {
+    ClientId: config.clientId,
+    ChallengeName: "SOFTWARE_TOKEN_MFA",
+    Session: challenge.session,
+    ChallengeResponses: { USERNAME: challenge.username, SOFTWARE_TOKEN_MFA_CODE: challenge.code },
+  });
+  const outcome = outcomeOf(response, challenge.username);
+  if (outcome.kind !== "signed_in")
+    throw new CognitoError("UnsupportedChallenge", "Another challenge followed", 400);
+  return outcome.tokens;
+}
+
+/** Whether the signed-in person signs in with an authenticator app (GetUser). */
+export async function usesAuthenticator(config: CognitoClientConfig, accessToken: string): Promise<boolean> {
+  const user = await call<{ UserMFASettingList?: string[] }>(config, "GetUser", { AccessToken: accessToken });
+  return (user.UserMFASettingList ?? []).includes("SOFTWARE_TOKEN_MFA");
+}
+
+/**
+ * Starts enrolling the signed-in person in an authenticator app: a new secret (base32) for the app,
+ * and the `otpauth://` address apps read. Nothing changes until `finishAuthenticator` checks a code.
+ */
+export async function startAuthenticator(
+  config: CognitoClientConfig,
+  accessToken: string,
+  account: { email: string; issuer: string },
+): Promise<{ secret: string; uri: string }> {
+  const { SecretCode: secret } = await call<{ SecretCode: string }>(config, "AssociateSoftwareToken", {
+    AccessToken: accessToken,
+  });
+  const label = encodeURIComponent(`${account.issuer}:${account.email}`);
+  const uri = `otpauth://totp/${label}?secret=${secret}&issuer=${encodeURIComponent(account.issuer)}`;
+  return { secret, uri };
+}
+
+/** Checks the app's first code and turns the second step on for every later sign-in. */
+export async function finishAuthenticator(
+  config: CognitoClientConfig,
+  accessToken: string,
+  code: string,
+): Promise<void> {
+  await call(config, "VerifySoftwareToken", {
+    AccessToken: accessToken,
+    UserCode: code,
+    FriendlyDeviceName: "Authenticator app",
+  });
+  await call(config, "SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
+  });
+}
+
+/** Turns the authenticator-app step off for the signed-in person. */
+export async function stopAuthenticator(config: CognitoClientConfig, accessToken: string): Promise<void> {
+  await call(config, "SetUserMFAPreference", {
+    AccessToken: accessToken,
+    SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
+  });
 }
 
 /** New access and id tokens from a refresh token. */

@@ -27,7 +27,7 @@ import { InboxPage } from "./pages/inbox.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { OrganizationsPage } from "./pages/organizations.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
-import { ForgotPasswordPage, NewPasswordPage, SignInPage } from "./pages/sign-in.tsx";
+import { ForgotPasswordPage, NewPasswordPage, SignInCodePage, SignInPage } from "./pages/sign-in.tsx";
 import { ToolsPage } from "./pages/tools.tsx";
 import { WebhookEndpointPage, WebhooksPage } from "./pages/webhooks.tsx";
 import { ErrorNotice, Loading, pageTitle } from "./ui/kit.tsx";
@@ -36,6 +36,7 @@ import { Link, Logo } from "./ui/nav.tsx";
 const publicPages: Record<string, () => ComponentChildren> = {
   "/sign-in": () => <SignInPage />,
   "/new-password": () => <NewPasswordPage />,
+  "/sign-in-code": () => <SignInCodePage />,
   "/forgot-password": () => <ForgotPasswordPage />,
 };
 

@@ -22,6 +22,7 @@ import {
   CreateUserPoolCommand,
   ListUserPoolClientsCommand,
   ListUserPoolsCommand,
+  SetUserPoolMfaConfigCommand,
 } from "@aws-sdk/client-cognito-identity-provider";
 import { identity } from "../identity.ts";
 import { freePort, localCredentials, localRegion } from "./dynamodb-local.ts";
@@ -204,6 +205,15 @@ export async function ensureIdentity(
     userPoolId = created.UserPool?.Id;
   }
   if (!userPoolId) throw new Error("cognito-local returned no user pool id");
+  // As a stage deployed with -c consoleMfa=optional: a person may add an authenticator app, and is
+  // then asked for its code at sign-in (set on every start, so older local pools get it too).
+  await client.send(
+    new SetUserPoolMfaConfigCommand({
+      UserPoolId: userPoolId,
+      MfaConfiguration: "OPTIONAL",
+      SoftwareTokenMfaConfiguration: { Enabled: true },
+    }),
+  );
   const clients = await client.send(
     new ListUserPoolClientsCommand({ UserPoolId: userPoolId, MaxResults: 60 }),
   );

@@ -1,10 +1,12 @@
 /**
  * Signing in to the console in Chromium, as people do: the printed admin, the keyboard alone, an
- * invited person's first sign-in (a new password of their own), "forgot password" with the code
- * from the mailbox, signing out, and the organization switcher for people in several.
+ * invited person's first sign-in (a new password of their own), the authenticator app's code,
+ * "forgot password" with the code from the mailbox, signing out, and the organization switcher for
+ * people in several.
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { finishAuthenticator, startAuthenticator, usesAuthenticator } from "#lib/sign-in";
 import {
   checkPage,
   demo,
@@ -24,7 +26,9 @@ import {
   newPassword,
   seedManagedTenant,
   seedPerson,
+  signInConfig,
 } from "#test/support/management";
+import { totp } from "#test/support/totp";
 
 let browser: Browser;
 
@@ -123,6 +127,40 @@ describe.runIf(isLocal && hasChromium)("signing in to the console", () => {
     await page.getByRole("button", { name: "Set password and sign in" }).click();
     await page.getByRole("heading", { name: "Overview" }).waitFor();
     await invited.context.close();
+  });
+
+  it("asks a person who added an authenticator app for its code, refuses a wrong one, then signs them in", async () => {
+    const person = await seedPerson("authenticator");
+    await addMembership(person, demo().organizationId, "viewer");
+    const config = signInConfig();
+    const { secret, uri } = await startAuthenticator(config, person.token, {
+      email: person.email,
+      issuer: "Chatbot console",
+    });
+    expect(uri).toBe(
+      `otpauth://totp/${encodeURIComponent(`Chatbot console:${person.email}`)}?secret=${secret}&issuer=Chatbot%20console`,
+    );
+    expect(await usesAuthenticator(config, person.token)).toBe(false);
+    await finishAuthenticator(config, person.token, totp(secret));
+    expect(await usesAuthenticator(config, person.token)).toBe(true);
+
+    const console = await openConsole(browser);
+    const { page } = console;
+    await page.getByLabel("E-mail address").fill(person.email);
+    await page.getByLabel("Password").fill(person.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Authenticator code" }).waitFor();
+    await checkPage(console, "authenticator code");
+    // A code of ten minutes ago is outside every window.
+    await page.getByLabel("Code").fill(totp(secret, Date.now() - 600_000));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toBe("That code is not right. Enter the code your authenticator app shows now.");
+    await page.getByLabel("Code").fill(totp(secret));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await console.context.close();
   });
 
   it("resets a forgotten password with the e-mailed code", async () => {

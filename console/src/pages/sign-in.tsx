@@ -1,7 +1,11 @@
-/** Sign in, the first sign-in's new password, and "forgot password": Cognito's own flows, with fetch. */
+/**
+ * Sign in, the first sign-in's new password, the authenticator app's code, and "forgot password":
+ * Cognito's own flows, with fetch.
+ */
 import { signal } from "@preact/signals";
 import { useState } from "preact/hooks";
 import {
+  answerCode,
   CognitoError,
   completeNewPassword,
   confirmForgotPassword,
@@ -15,6 +19,8 @@ import { Link, Logo } from "../ui/nav.tsx";
 
 /** The first sign-in's challenge, between the two pages. */
 const challenge = signal<{ session: string; username: string; email: string } | null>(null);
+/** The authenticator-app challenge, between the sign-in page and the code page. */
+const codeChallenge = signal<{ session: string; username: string; email: string } | null>(null);
 /** A note for the sign-in page (after a password reset). */
 const notice = signal<string | null>(null);
 
@@ -25,7 +31,7 @@ const PASSWORD_RULES =
  * Cognito's refusals in words for people. Signing in, a wrong password is NotAuthorizedException
  * on Cognito (cognito-local answers InvalidPasswordException); choosing one, that means the rules.
  */
-function explain(error: unknown, flow: "sign-in" | "new-password" = "new-password"): Error {
+function explain(error: unknown, flow: "sign-in" | "new-password" | "code" = "new-password"): Error {
   if (!(error instanceof CognitoError)) {
     return error instanceof Error
       ? new Error(`Cognito could not be reached: ${error.message}`)
@@ -33,6 +39,12 @@ function explain(error: unknown, flow: "sign-in" | "new-password" = "new-passwor
   }
   if (flow === "sign-in" && error.name === "InvalidPasswordException") {
     return new Error("That e-mail address and password do not match an account.");
+  }
+  if (flow === "code" && error.name === "CodeMismatchException") {
+    return new Error("That code is not right. Enter the code your authenticator app shows now.");
+  }
+  if (flow === "code" && error.name === "NotAuthorizedException") {
+    return new Error("This sign-in has expired. Sign in again.");
   }
   switch (error.name) {
     case "NotAuthorizedException":
@@ -105,6 +117,15 @@ export function SignInPage() {
               navigate(`/new-password${location.search}`);
               return;
             }
+            if (result.kind === "code_required") {
+              codeChallenge.value = {
+                session: result.session,
+                username: result.username,
+                email: email.trim(),
+              };
+              navigate(`/sign-in-code${location.search}`);
+              return;
+            }
             startSession(result.tokens, email.trim());
             afterSignIn();
           });
@@ -124,6 +145,58 @@ export function SignInPage() {
       <p>
         <Link href="/forgot-password">Forgot your password?</Link>
       </p>
+    </AuthCard>
+  );
+}
+
+/** The second step for a person who signs in with an authenticator app too. */
+export function SignInCodePage() {
+  const action = useAction();
+  const pending = codeChallenge.value;
+  if (!pending) {
+    return (
+      <AuthCard title="Authenticator code">
+        <p>
+          Sign in with your e-mail address and password first. <Link href="/sign-in">Sign in</Link>
+        </p>
+      </AuthCard>
+    );
+  }
+  return (
+    <AuthCard title="Authenticator code">
+      <p>Enter the 6-digit code your authenticator app shows for {pending.email}.</p>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const { code = "" } = formValues(event.currentTarget);
+          await action.run(async () => {
+            const tokens = await answerCode(cognito(), {
+              session: pending.session,
+              username: pending.username,
+              code: code.replace(/\s/g, ""),
+            }).catch((error: unknown) => {
+              throw explain(error, "code");
+            });
+            codeChallenge.value = null;
+            startSession(tokens, pending.email);
+            afterSignIn();
+          });
+        }}
+      >
+        <label>
+          Code
+          <input
+            name="code"
+            inputMode="numeric"
+            autocomplete="one-time-code"
+            pattern="[0-9 ]{6,7}"
+            maxLength={7}
+            required
+          />
+        </label>
+        <Problem error={action.error} />
+        <SubmitButton action={action}>Sign in</SubmitButton>
+      </form>
     </AuthCard>
   );
 }
