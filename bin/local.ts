@@ -217,6 +217,8 @@ Ctrl-C stops everything.
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  // Ctrl-C reached DynamoDB Local and cognito-local too: they must not be started again.
+  runtime.stopSupervising();
   await consoleServer.close();
   await runtime.stop();
   process.exit(0);

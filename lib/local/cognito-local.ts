@@ -12,6 +12,7 @@
  * - Supervised: if the process dies, it is started again on the same port and data, so issued
  *   tokens stay valid (the issuer URL names the port).
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +27,7 @@ import {
 } from "@aws-sdk/client-cognito-identity-provider";
 import { identity } from "../identity.ts";
 import { freePort, localCredentials, localRegion } from "./dynamodb-local.ts";
+import { graceForInterrupt } from "./interrupts.ts";
 
 export interface RunningCognito {
   /** Cognito's API endpoint (the SDK's and the sign-in code's). */
@@ -37,6 +39,8 @@ export interface RunningCognito {
   /** Where invitations and reset codes land (JSON lines). */
   mailboxFile: string;
   client: CognitoIdentityProviderClient;
+  /** Stops watching it (shutdown begins): an exit from now on is not restarted. */
+  stopSupervising(): void;
   stop(): Promise<void>;
 }
 
@@ -102,7 +106,10 @@ export async function startCognitoLocal(options: {
     started.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       output = (output + chunk).slice(-20_000);
     });
-    started.once("exit", (code, signal) => {
+    started.once("exit", async (code, signal) => {
+      if (stopping) return;
+      // Ended by the terminal's Ctrl-C (sent to the whole group): the runtime's shutdown is coming.
+      await graceForInterrupt(code, signal);
       if (stopping) return;
       // Supervision: start it again on the same port and data, unless it keeps dying.
       const now = Date.now();
@@ -147,6 +154,9 @@ export async function startCognitoLocal(options: {
       issuer: `${endpoint}/${userPoolId}`,
       mailboxFile: options.mailboxFile,
       client,
+      stopSupervising: () => {
+        stopping = true;
+      },
       stop: async () => {
         stopping = true;
         client.destroy();

@@ -4,6 +4,7 @@
  * creates the table from the same schema the stack deploys. `superviseDynamoDbLocal` keeps it
  * running under the local runtime: the API must never go on answering from a database that is gone.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
@@ -19,6 +20,7 @@ import {
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import { tableSchema } from "../table-schema.ts";
+import { graceForInterrupt } from "./interrupts.ts";
 import { dynamoDbLocalCommand } from "./loopback.ts";
 
 export interface RunningDynamoDb {
@@ -26,6 +28,12 @@ export interface RunningDynamoDb {
   /** The Java process (SIGSTOP/SIGCONT it to stall the table in fault tests). */
   readonly pid: number;
   stop(): Promise<void>;
+}
+
+/** DynamoDB Local under `superviseDynamoDbLocal`. */
+export interface SupervisedDynamoDb extends RunningDynamoDb {
+  /** Stops watching it (shutdown begins): an exit from now on is not restarted. */
+  stopSupervising(): void;
 }
 
 /** How the process ended: exit code, or the signal that ended it. */
@@ -148,15 +156,19 @@ const RESTART_WINDOW_MS = 60_000;
 export async function superviseDynamoDbLocal(
   options: { dataDirectory?: string },
   events: SupervisionEvents,
-): Promise<RunningDynamoDb> {
+): Promise<SupervisedDynamoDb> {
   let current = await startDynamoDbLocal({ ...options, log: events.log });
   const port = Number(new URL(current.endpoint).port);
   let stopping = false;
+  let restarting: Promise<void> | undefined;
   const restarts: number[] = [];
 
   const watch = (running: StartedDynamoDb): void => {
     void running.exited.then(async (exit) => {
       if (stopping || running !== current) return;
+      // Ended by the terminal's Ctrl-C (sent to the whole group): the runtime's shutdown is coming.
+      await graceForInterrupt(exit.code, exit.signal);
+      if (stopping) return;
       const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
       if (!options.dataDirectory) {
         events.failed(
@@ -179,23 +191,30 @@ export async function superviseDynamoDbLocal(
         `DynamoDB Local (pid ${running.pid}) exited unexpectedly (${how}); restarting it on port ${port} ` +
           `with the data kept in ${options.dataDirectory}. Requests meanwhile are answered 503.`,
       );
-      try {
-        const next = await startDynamoDbLocal({ dataDirectory: options.dataDirectory, port });
-        if (stopping) {
-          await next.stop();
-          return;
+      const restart = (async () => {
+        try {
+          const next = await startDynamoDbLocal({ dataDirectory: options.dataDirectory, port });
+          if (stopping) {
+            await next.stop();
+            return;
+          }
+          current = next;
+          watch(next);
+          await events.restarted(next.pid);
+          events.log(`DynamoDB Local is back (pid ${next.pid}), with its data.`);
+        } catch (error) {
+          if (stopping) return;
+          events.failed(
+            `DynamoDB Local exited unexpectedly (${how}) and could not be restarted: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+          );
         }
-        current = next;
-        watch(next);
-        await events.restarted(next.pid);
-        events.log(`DynamoDB Local is back (pid ${next.pid}), with its data.`);
-      } catch (error) {
-        events.failed(
-          `DynamoDB Local exited unexpectedly (${how}) and could not be restarted: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-        );
-      }
+      })();
+      // stop() waits for a restart under way, so the process it starts never outlives the runtime.
+      restarting = restart;
+      await restart;
+      if (restarting === restart) restarting = undefined;
     });
   };
   watch(current);
@@ -205,8 +224,12 @@ export async function superviseDynamoDbLocal(
     get pid() {
       return current.pid;
     },
+    stopSupervising: () => {
+      stopping = true;
+    },
     stop: async () => {
       stopping = true;
+      await restarting;
       await current.stop();
     },
   };

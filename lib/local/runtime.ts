@@ -43,7 +43,7 @@ import {
   ensureTable,
   localCredentials,
   localRegion,
-  type RunningDynamoDb,
+  type SupervisedDynamoDb,
   superviseDynamoDbLocal,
 } from "./dynamodb-local.ts";
 import { type RunningFunctionUrl, startFunctionUrlEmulator } from "./function-url-emulator.ts";
@@ -120,6 +120,11 @@ export interface LocalRuntime {
   knowledgeEnvironment: Record<string, string>;
   /** Origins the knowledge bucket's CORS rules allow (add the console's once it listens). */
   knowledgeUploadOrigins: string[];
+  /**
+   * The first step of a shutdown, synchronous: DynamoDB Local and cognito-local are no longer
+   * restarted when they exit (Ctrl-C reaches them with the runtime). `stop` does it too.
+   */
+  stopSupervising(): void;
   stop(): Promise<void>;
 }
 
@@ -151,7 +156,7 @@ export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key"
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
-  let dynamo: RunningDynamoDb | undefined;
+  let dynamo: SupervisedDynamoDb | undefined;
   let cognito: RunningCognito | undefined;
   let emulator: RunningEmulator | undefined;
   let streamUrl: RunningFunctionUrl | undefined;
@@ -392,7 +397,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             },
           }
         : {}),
+      stopSupervising: () => {
+        running.dynamo.stopSupervising();
+        running.cognito.stopSupervising();
+      },
       stop: async () => {
+        // Supervision first: children ended by the same Ctrl-C must not be started again.
+        running.dynamo.stopSupervising();
+        running.cognito.stopSupervising();
         await Promise.all(sources.map((source) => source.stop()));
         streams.destroy();
         await running.emulator.close();
