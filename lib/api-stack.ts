@@ -229,6 +229,11 @@ export class ApiStack extends Stack {
       enableKeyRotation: true,
       removalPolicy,
     });
+    const modelKeysKey = new Key(this, "ModelKeysKey", {
+      description: `Encrypts the model API keys admins give their chatbots (${config.stage})`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
 
     // Webhook queues: encrypted at rest (SQS-managed keys), TLS only, dead letters kept 14 days.
     const queueById = new Map<string, Queue>();
@@ -270,6 +275,11 @@ export class ApiStack extends Stack {
       COGNITO_CLIENT_ID: consoleClient.userPoolClientId,
       COGNITO_ISSUER: cognitoIssuer(this.region, userPool.userPoolId),
       WEBHOOK_SECRETS_KEY_ID: webhookSecretsKey.keyArn,
+      MODEL_KEYS_KEY_ID: modelKeysKey.keyArn,
+      // The engines this stage offers (agent/engine-options.ts): the Bedrock list admins pick from,
+      // and whether they may choose a model server.
+      BEDROCK_MODEL_IDS: config.bedrockModelIds.join(","),
+      CUSTOM_MODEL_SERVERS: config.customModelServers,
       WEBHOOK_QUEUE_URL: deliveryQueue.queueUrl,
       CONVERSATION_TIMER_QUEUE_URL: timerQueue.queueUrl,
       // The metrics' Stage dimension (functions/observability/metrics.ts).
@@ -296,6 +306,7 @@ export class ApiStack extends Stack {
       table: this.table,
       toolCredentialsKey,
       webhookSecretsKey,
+      modelKeysKey,
       userPool,
       queues: queueById,
       environment,

@@ -24,6 +24,7 @@ const configKeys = [
   "sesFromAddress",
   "sesRegion",
   "consoleMfa",
+  "customModelServers",
 ] as const;
 
 export function buildApp(context: Record<string, unknown> = {}): { app: App; stack: ApiStack } {

@@ -35,6 +35,7 @@ export interface SharedResources {
   table: Table;
   toolCredentialsKey: Key;
   webhookSecretsKey: Key;
+  modelKeysKey: Key;
   userPool: UserPool;
   /** The queues of lib/event-sources.ts, by id. */
   queues: ReadonlyMap<string, Queue>;
@@ -226,6 +227,12 @@ function grantShared(fn: LambdaFunction, grant: ExtraGrant, shared: SharedResour
       return;
     case "kms:seal-webhook-secrets":
       shared.webhookSecretsKey.grant(fn, "kms:GenerateDataKey");
+      return;
+    case "kms:seal-model-keys":
+      shared.modelKeysKey.grant(fn, "kms:GenerateDataKey");
+      return;
+    case "kms:decrypt-model-keys":
+      shared.modelKeysKey.grantDecrypt(fn);
       return;
     case "sqs:send-webhook-deliveries":
       queueOf(shared, queues.webhookDeliveries.id).grantSendMessages(fn);

@@ -31,7 +31,10 @@ export type ExtraGrant =
   | "sqs:send-webhook-deliveries"
   | "sqs:send-conversation-timers"
   | "kms:decrypt-webhook-secrets"
-  | "kms:seal-webhook-secrets";
+  | "kms:seal-webhook-secrets"
+  /** The model API keys admins paste for their chatbots' engines: sealed when saved, opened to call the model. */
+  | "kms:seal-model-keys"
+  | "kms:decrypt-model-keys";
 
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */
@@ -239,17 +242,41 @@ export const manageRoutes: readonly RouteDefinition[] = [
       index: ["dynamodb:Query"],
     },
   ),
-  chatbot("ManageCreateChatbot", "POST", "/manage/chatbots", "admin", "create-chatbot", [
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-  ]),
+  chatbot(
+    "ManageCreateChatbot",
+    "POST",
+    "/manage/chatbots",
+    "admin",
+    "create-chatbot",
+    ["dynamodb:GetItem", "dynamodb:PutItem"],
+    { grants: ["kms:seal-model-keys"] },
+  ),
   chatbot("ManageGetChatbot", "GET", "/manage/chatbots/{chatbot_id}", "viewer", "get-chatbot", [
     "dynamodb:GetItem",
   ]),
-  chatbot("ManageUpdateChatbot", "PATCH", "/manage/chatbots/{chatbot_id}", "admin", "update-chatbot", [
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-  ]),
+  chatbot(
+    "ManageUpdateChatbot",
+    "PATCH",
+    "/manage/chatbots/{chatbot_id}",
+    "admin",
+    "update-chatbot",
+    ["dynamodb:GetItem", "dynamodb:PutItem"],
+    { grants: ["kms:seal-model-keys"] },
+  ),
+  chatbot("ManageGetEngineOptions", "GET", "/manage/engine-options", "viewer", "get-engine-options", []),
+  chatbot(
+    "ManageTestEngine",
+    "POST",
+    "/manage/chatbots/{chatbot_id}/engine/test",
+    "admin",
+    "test-engine",
+    ["dynamodb:GetItem"],
+    {
+      grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-model-keys"],
+      memoryMb: 512,
+      timeoutSeconds: 25,
+    },
+  ),
   chatbot("ManageDeleteChatbot", "DELETE", "/manage/chatbots/{chatbot_id}", "admin", "delete-chatbot", [
     "dynamodb:Query",
     "dynamodb:BatchWriteItem",
@@ -504,7 +531,12 @@ export const publicRoutes: readonly RouteDefinition[] = [
     // GetItem: a look-up's cached result, and the conversation of a turn an earlier attempt began;
     // UpdateItem also takes tool request tokens and keeps collected details.
     table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
-    grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
+    grants: [
+      "bedrock:invoke-configured-models",
+      "secrets:read-model-keys",
+      "kms:decrypt-model-keys",
+      "kms:decrypt-tool-credentials",
+    ],
   },
   {
     id: "ListMessages",
@@ -643,7 +675,12 @@ export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | 
   memoryMb: 1024,
   timeoutSeconds: 30,
   table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
-  grants: ["bedrock:invoke-configured-models", "secrets:read-model-keys", "kms:decrypt-tool-credentials"],
+  grants: [
+    "bedrock:invoke-configured-models",
+    "secrets:read-model-keys",
+    "kms:decrypt-model-keys",
+    "kms:decrypt-tool-credentials",
+  ],
 };
 
 /**

@@ -106,6 +106,12 @@ export const stageConfigSchema = z.object({
   throttleRateLimit: z._default(setting(readRate), 1_000),
   throttleBurstLimit: z._default(setting(readBurst), 2_000),
   logRetentionDays: z._default(setting(readRetentionDays), 30),
+  /**
+   * Whether admins may point an OpenAI-compatible engine at a model server of their choosing
+   * (`allowed`), or only operators set servers (`forbidden`; admins still pick the model and paste
+   * the key). Either way every model call passes the outbound-address guard.
+   */
+  customModelServers: z._default(z.enum(["allowed", "forbidden"]), "allowed"),
   /** Let anyone create a console account with their e-mail (off: people are invited). */
   selfSignUp: z._default(setting(readBoolean), false),
   /** An e-mail address subscribed to the stage's alarm topic (it confirms the subscription once). */

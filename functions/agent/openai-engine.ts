@@ -30,6 +30,8 @@ import {
 } from "#functions/agent/retry";
 import { runToolCall } from "#functions/agent/tool-calls";
 import { groundedInstructions, passagesText, sourcesOf } from "#functions/knowledge/grounding";
+import { BlockedAddressError } from "#functions/net/outbound-address";
+import type { OutboundSend } from "#functions/net/outbound-http";
 
 /** How long a streamed reply may go without any data from the model before it counts as stalled. */
 const DEFAULT_STREAM_IDLE_MS = 10_000;
@@ -40,13 +42,15 @@ export interface OpenAiEngineOptions {
   model: string;
   /** Empty for providers without keys (a local Ollama): then no Authorization header is sent. */
   apiKey: string;
+  /** The guarded outbound client every model request goes through (net/outbound-http.ts). */
+  send: OutboundSend;
   retry?: { policy?: Partial<RetryPolicy>; clock?: RetryClock };
   /** A stream that sends nothing for this long is given up as stalled (default 10 s). */
   streamIdleMs?: number;
 }
 
 export function createOpenAiEngine(options: OpenAiEngineOptions): ChatEngine {
-  const api = createChatApi({ baseUrl: options.baseUrl, apiKey: options.apiKey });
+  const api = createChatApi({ baseUrl: options.baseUrl, apiKey: options.apiKey, send: options.send });
   return { kind: "openai", reply: (turn) => reply(api, options, turn) };
 }
 
@@ -406,6 +410,8 @@ const retryableStatuses = new Set([429, 500, 502, 503, 504]);
 /** How a failed completion call counts: its reason if final, and whether a retry may help. */
 export function describeOpenAiFailure(error: unknown): FailureVerdict & { reason: EngineErrorReason } {
   if (error instanceof SyntaxError) return { reason: "malformed_output", retryable: false };
+  // The model server's address is not a public one: a setting to fix, never worth a retry.
+  if (error instanceof BlockedAddressError) return { reason: "configuration", retryable: false };
   if (!(error instanceof ChatApiError)) {
     // Connection refused, DNS failure: not in the retry list (the endpoint is likely misconfigured or down).
     return { reason: "model_error", retryable: false };
@@ -432,6 +438,11 @@ function toEngineError(error: unknown, signal: AbortSignal): EngineError {
   if (error instanceof EngineError) return error;
   if (signal.aborted) return new EngineError("timeout", "The turn's deadline passed", { cause: error });
   const { reason } = describeOpenAiFailure(error);
-  const label = error instanceof ChatApiError ? `HTTP ${error.status}` : "no response";
+  const label =
+    error instanceof ChatApiError
+      ? `HTTP ${error.status}`
+      : error instanceof BlockedAddressError
+        ? `blocked address (${error.reason})`
+        : "no response";
   return new EngineError(reason, `Chat completion failed: ${label}`, { cause: error });
 }

@@ -1,12 +1,19 @@
 /**
- * The HTTP side of OpenAI-compatible Chat Completions, on the runtime's own fetch: a JSON request and
- * its JSON answer, or its Server-Sent Events stream read event by event. No client library: the
- * wire format is small, and a stream must be read correctly where clients commonly slip (a UTF-8
- * character or a line split across network reads, a stream cut off before its end).
+ * The HTTP side of OpenAI-compatible Chat Completions: a JSON request and its JSON answer, or its
+ * Server-Sent Events stream read event by event. No client library: the wire format is small, and a
+ * stream must be read correctly where clients commonly slip (a UTF-8 character or a line split
+ * across network reads, a stream cut off before its end).
  *
- * Only what the caller gives is sent: no key from the environment, no organization header. A
- * provider without keys (a local Ollama) gets no Authorization header at all.
+ * Requests go through the service's one outbound client (net/outbound-http.ts): the address guard
+ * judges every connection at connect time, so a model server's URL, whoever set it, never reaches
+ * loopback, private or metadata addresses, and redirects are not followed. Only what the caller
+ * gives is sent: no key from the environment, no organization header. A provider without keys (a
+ * local Ollama) gets no Authorization header at all.
  */
+import type { OutboundSend } from "#functions/net/outbound-http";
+
+/** The most a completion (or a whole streamed reply) may weigh: far above any reply of 8,192 tokens. */
+const MAX_RESPONSE_BYTES = 4_000_000;
 
 /** A non-2xx answer: its status and headers (lower-case names) decide whether a retry may help. */
 export class ChatApiError extends Error {
@@ -31,12 +38,15 @@ export interface ChatApiOptions {
   baseUrl: string;
   /** Empty: send no Authorization header. */
   apiKey: string;
+  /** The guarded outbound client (net/outbound-http.ts). */
+  send: OutboundSend;
 }
 
 export function createChatApi(options: ChatApiOptions): ChatApi {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  const post = async (request: object, signal: AbortSignal, accept: string): Promise<Response> => {
-    const response = await fetch(url, {
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, "")}/chat/completions`);
+  const post = async (request: object, signal: AbortSignal, accept: string) => {
+    const response = await options.send({
+      url,
       method: "POST",
       headers: {
         "content-type": "application/json",
@@ -46,20 +56,20 @@ export function createChatApi(options: ChatApiOptions): ChatApi {
       body: JSON.stringify(request),
       signal,
     });
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
+    if (response.status < 200 || response.status > 299) {
+      response.discard();
       throw new ChatApiError(response.status, Object.fromEntries(response.headers));
     }
     return response;
   };
   return {
     async complete(request, signal) {
-      return (await post(request, signal, "application/json")).json();
+      const response = await post(request, signal, "application/json");
+      return JSON.parse(new TextDecoder().decode(await response.read(MAX_RESPONSE_BYTES)));
     },
     async stream(request, signal) {
       const response = await post({ ...request, stream: true }, signal, "text/event-stream");
-      if (!response.body) throw new ChatApiError(response.status, {});
-      return eventData(response.body);
+      return eventData(response.stream(MAX_RESPONSE_BYTES));
     },
   };
 }

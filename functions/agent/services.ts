@@ -8,11 +8,13 @@
  *   MODEL_STREAM_IDLE_MS           how long a streamed reply may send nothing before it counts as
  *                                  stalled (default 10 s; the test runtime shortens it)
  *   MODEL_SECRETS                  `secretsmanager:<prefix>` on the stack: a chatbot's `apiKeySecret`
- *                                  names a secret under that prefix. `local:<directory>` locally: the
- *                                  key is read from the environment variable MODEL_SECRET_<NAME> or the
- *                                  file <directory>/<name>. Keys never live in the table.
+ *                                  (an operator's) names a secret under that prefix. `local:<directory>`
+ *                                  locally: the key is read from the environment variable
+ *                                  MODEL_SECRET_<NAME> or the file <directory>/<name>.
+ *   MODEL_KEYS_KEY_ID / _FILE      the key that opens the model API keys admins pasted (sealed in the
+ *                                  chatbot item: agent/engine-options.ts); opened only to call the model
  *   OUTBOUND_ALLOW_PRIVATE         local runtime / tests only: loopback `address:port,…` of local fakes
- *                                  that images and look-ups may reach (net/outbound-address.ts)
+ *                                  that images, look-ups and model calls may reach (net/outbound-address.ts)
  *   IMAGE_FETCH_CA_FILE            local runtime / tests only: a PEM CA trusted for image fetches
  *   TOOL_CREDENTIALS_KEY_ID        KMS key that seals look-up tool credentials (set by the stack)
  *   TOOL_CREDENTIALS_KEY_FILE      local runtime only: the key file used instead of KMS
@@ -41,6 +43,7 @@ import type { ChatbotBundle } from "#functions/domain/chatbots";
 import type {
   AgentServices,
   AttachmentInput,
+  EngineKeyOverride,
   ResolvedAttachment,
   ToolBoxRequest,
   TurnToolBox,
@@ -49,6 +52,8 @@ import { validationError } from "#functions/errors";
 import type { Embedder } from "#functions/knowledge/embeddings";
 import { TITAN_V2 } from "#functions/knowledge/models";
 import type { Retriever } from "#functions/knowledge/retriever";
+import type { OutboundSend } from "#functions/net/outbound-http";
+import type { EnvelopeCipher, EnvelopeKey } from "#functions/secrets/envelope";
 import { type Db, dbFromEnvironment } from "#functions/store/dynamodb";
 import type { ChatbotRecord } from "#functions/store/items";
 import type { ToolEnvironment } from "#functions/tools/environment";
@@ -60,6 +65,8 @@ export interface AgentEnvironment {
   /** Milliseconds a streamed reply may send nothing before it is given up as stalled (engine default if absent). */
   streamIdleMs?: number;
   modelSecrets: { kind: "secretsmanager"; prefix: string } | { kind: "local"; directory: string };
+  /** The key that opens admins' model API keys (absent: none configured). */
+  modelKeys?: EnvelopeKey;
   imageFetch: Pick<ImageFetchOptions, "allowPrivate" | "trustedCa">;
   /** Replaces the look-up tools built from `tools` (tests). */
   toolBoxFor?: (request: ToolBoxRequest) => Promise<TurnToolBox>;
@@ -86,10 +93,13 @@ export async function agentEnvironment(env: NodeJS.ProcessEnv = process.env): Pr
   const [kind, ...rest] = secrets.split(":");
   const location = rest.join(":");
   const streamIdleMs = Number(env.MODEL_STREAM_IDLE_MS);
-  const [{ allowListFromEnvironment }, { toolEnvironment }] = await Promise.all([
-    import("#functions/net/outbound-address"),
-    import("#functions/tools/environment"),
-  ]);
+  const [{ allowListFromEnvironment }, { toolEnvironment }, { engineOptionsFromEnvironment }] =
+    await Promise.all([
+      import("#functions/net/outbound-address"),
+      import("#functions/tools/environment"),
+      import("#functions/agent/engine-options"),
+    ]);
+  const { modelKeys } = engineOptionsFromEnvironment(env);
   return {
     bedrockRegion: env.BEDROCK_REGION ?? env.AWS_REGION ?? "us-east-1",
     ...(streamIdleMs > 0 ? { streamIdleMs } : {}),
@@ -102,6 +112,7 @@ export async function agentEnvironment(env: NodeJS.ProcessEnv = process.env): Pr
       openAiModel: env.OPENAI_EMBEDDING_MODEL || "text-embedding-3-small",
       ...(env.EMBEDDING_SIMILARITY_BARS ? { bars: env.EMBEDDING_SIMILARITY_BARS } : {}),
     },
+    ...(modelKeys ? { modelKeys } : {}),
   };
 }
 
@@ -127,6 +138,10 @@ export function createAgentServices(
 ): AgentServices {
   let bedrock: BedrockRuntimeClient | undefined;
   let secrets: ((name: string) => Promise<string>) | undefined;
+  let modelKeys:
+    | ((envelope: string, owner: { organizationId: string; chatbotId: string }) => Promise<string>)
+    | undefined;
+  let modelHttp: OutboundSend | undefined;
   let toolHttp: HttpGet | undefined;
   let toolSecrets: SecretReader | undefined;
   const embedders = new Map<string, Embedder>();
@@ -212,7 +227,7 @@ export function createAgentServices(
       if (attachments.length === 0) return [];
       return resolveAttachments(attachments, { ...(await imageOptions()), signal });
     },
-    async engineFor(bundle: ChatbotBundle): Promise<ChatEngine> {
+    async engineFor(bundle: ChatbotBundle, options: EngineKeyOverride = {}): Promise<ChatEngine> {
       const { chatbot } = bundle;
       const environment = await environmentOf();
       switch (chatbot.engine.kind) {
@@ -236,15 +251,33 @@ export function createAgentServices(
           });
         }
         case "openai": {
-          const { createOpenAiEngine } = await import("#functions/agent/openai-engine");
-          secrets ??= modelSecretReader(environment.modelSecrets);
+          const [{ createOpenAiEngine }, { createOutboundClient }] = await Promise.all([
+            import("#functions/agent/openai-engine"),
+            import("#functions/net/outbound-http"),
+          ]);
+          // Every model request goes through the address guard, one pooled client per instance.
+          modelHttp ??= createOutboundClient({
+            allowPrivate: environment.imageFetch.allowPrivate ?? [],
+            keepAlive: true,
+          });
+          const { engine } = chatbot;
+          const owner = { organizationId: chatbot.organizationId, chatbotId: chatbot.chatbotId };
+          let apiKey = "";
+          if (options.apiKey !== undefined) apiKey = options.apiKey;
+          else if (engine.apiKey !== undefined) {
+            modelKeys ??= modelKeyOpener(environment.modelKeys);
+            apiKey = await modelKeys(engine.apiKey, owner);
+          } else if (engine.apiKeySecret !== undefined) {
+            secrets ??= modelSecretReader(environment.modelSecrets);
+            apiKey = await secrets(engine.apiKeySecret);
+          }
+          // No key: the server needs none, and the engine then sends no Authorization.
           return createOpenAiEngine({
-            baseUrl: chatbot.engine.baseUrl,
-            model: chatbot.engine.model,
+            baseUrl: engine.baseUrl,
+            model: engine.model,
             ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
-            // No secret named: the server needs no key, and the engine then sends no Authorization.
-            apiKey:
-              chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
+            apiKey,
+            send: modelHttp,
           });
         }
       }
@@ -318,6 +351,32 @@ async function resolveAttachments(
       },
     ]);
   }
+}
+
+/**
+ * Opens the model API keys admins pasted (sealed envelopes bound to organization and chatbot),
+ * caching each opened key 5 minutes by its envelope, so a busy chatbot costs one KMS call per
+ * instance every few minutes rather than one per turn. A changed key is a new envelope.
+ */
+function modelKeyOpener(
+  key: EnvelopeKey | undefined,
+): (envelope: string, owner: { organizationId: string; chatbotId: string }) => Promise<string> {
+  const cache = new Map<string, { value: Promise<string>; until: number }>();
+  let cipher: Promise<EnvelopeCipher | undefined> | undefined;
+  return (envelope, owner) => {
+    const now = Date.now();
+    const cached = cache.get(envelope);
+    if (cached && cached.until > now) return cached.value;
+    cipher ??= import("#functions/secrets/envelope").then(({ envelopeCipherFor }) => envelopeCipherFor(key));
+    const value = cipher.then((opener) => {
+      if (!opener) throw new Error("no key is configured to open model API keys");
+      return opener.decrypt(envelope, owner);
+    });
+    value.catch(() => cache.delete(envelope));
+    for (const [stale, entry] of cache) if (entry.until <= now) cache.delete(stale);
+    cache.set(envelope, { value, until: now + 5 * 60_000 });
+    return value;
+  };
 }
 
 /** Model API keys by name: Secrets Manager on the stack, environment or files locally. Cached 5 minutes. */

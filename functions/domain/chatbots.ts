@@ -11,6 +11,8 @@ import { getOrganization } from "#functions/domain/organizations";
 import { AppError } from "#functions/errors";
 import { readEntryKnowledge } from "#functions/knowledge/entry-passages";
 import type { LoadedKnowledge } from "#functions/knowledge/retriever";
+import type { EnvelopeCipher } from "#functions/secrets/envelope";
+import { maskSecret } from "#functions/secrets/mask";
 import {
   deleteExisting,
   deleteExistingAction,
@@ -67,13 +69,44 @@ export const chatbotLimits = {
 
 export type ChatbotSettings = Omit<ChatbotRecord, "chatbotId" | "organizationId" | "createdAt" | "updatedAt">;
 
+/** What changing chatbots needs besides the table: the cipher sealing model keys (absent: none configured). */
+export interface ChatbotsContext extends DomainContext {
+  modelKeys?: EnvelopeCipher;
+}
+
+/**
+ * A model API key an admin pasted for an openai engine: sealed (bound to the organization and the
+ * chatbot), kept with a masked hint; the plaintext goes nowhere else.
+ */
+async function withModelKey(
+  ctx: ChatbotsContext,
+  record: ChatbotRecord,
+  modelKey: string | undefined,
+): Promise<ChatbotRecord> {
+  if (modelKey === undefined) return record;
+  if (record.engine.kind !== "openai") {
+    throw new AppError("invalid_argument", { detail: "A model API key goes with an openai engine" });
+  }
+  if (!ctx.modelKeys) {
+    throw new AppError("invalid_argument", { detail: "This stage has no key to seal model API keys with" });
+  }
+  const { apiKeySecret: _secret, ...engine } = record.engine;
+  const sealed = await ctx.modelKeys.encrypt(modelKey, {
+    organizationId: record.organizationId,
+    chatbotId: record.chatbotId,
+  });
+  return { ...record, engine: { ...engine, apiKey: sealed, apiKeyHint: maskSecret(modelKey) } };
+}
+
 export async function createChatbot(
-  ctx: DomainContext,
-  input: { organizationId: string; chatbotId?: string } & Partial<ChatbotSettings> & { name: string },
+  ctx: ChatbotsContext,
+  input: { organizationId: string; chatbotId?: string; modelKey?: string } & Partial<ChatbotSettings> & {
+      name: string;
+    },
 ): Promise<ChatbotRecord> {
   const now = isoTime(ctx.clock());
-  const { organizationId, chatbotId, ...settings } = input;
-  const record: ChatbotRecord = checkedSettings({
+  const { organizationId, chatbotId, modelKey, ...settings } = input;
+  const checked: ChatbotRecord = checkedSettings({
     ...chatbotDefaults,
     ...settings,
     chatbotId: chatbotId ?? randomUUID(),
@@ -81,6 +114,7 @@ export async function createChatbot(
     createdAt: now,
     updatedAt: now,
   });
+  const record = await withModelKey(ctx, checked, modelKey);
   await getOrganization(ctx, organizationId);
   await putNew(ctx.db, items.chatbot(record), () => new AppError("conflict"));
   return record;
@@ -98,17 +132,23 @@ export async function getChatbot(
   return records.chatbot(Item);
 }
 
+/** Changes a chatbot's settings; `modelKey` (an openai engine's key, plaintext) is sealed and stored. */
 export async function updateChatbot(
-  ctx: DomainContext,
+  ctx: ChatbotsContext,
   organizationId: string,
   chatbotId: string,
   changes: Partial<ChatbotSettings>,
+  modelKey?: string,
 ): Promise<ChatbotRecord> {
   // The item also carries the knowledge and tools versions, which their changes bump at any time:
   // the write keeps the ones it read, so it is refused if one moved, and then made again on a fresh read.
   for (let attempt = 1; ; attempt++) {
     const current = await getChatbot(ctx, organizationId, chatbotId);
-    const next = checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) });
+    const next = await withModelKey(
+      ctx,
+      checkedSettings({ ...current, ...changes, updatedAt: isoTime(ctx.clock()) }),
+      modelKey,
+    );
     const kept = (["knowledgeVersion", "toolsVersion"] as const).map((part) =>
       current[part] === undefined
         ? { condition: `attribute_not_exists(${part})`, values: {} }
@@ -514,6 +554,8 @@ function engineProblems(engine: EngineConfig): string[] {
       if (engine.model.trim() === "") problems.push("openai engine needs a model");
       if (engine.apiKeySecret !== undefined && engine.apiKeySecret.trim() === "")
         problems.push("openai API key secret name must not be empty (leave it out for servers without keys)");
+      if (engine.apiKeySecret !== undefined && engine.apiKey !== undefined)
+        problems.push("an openai engine has a pasted API key or a key secret, not both");
       return problems;
     }
   }

@@ -99,8 +99,8 @@ export interface AgentServices {
     attachments: readonly AttachmentInput[],
     signal: AbortSignal,
   ): Promise<ResolvedAttachment[]>;
-  /** The engine configured for the chatbot. */
-  engineFor(bundle: ChatbotBundle): Promise<ChatEngine>;
+  /** The engine configured for the chatbot (an engine test may give the key to use instead of the stored one). */
+  engineFor(bundle: ChatbotBundle, options?: EngineKeyOverride): Promise<ChatEngine>;
   /** The chatbot's look-up tools for this turn (collect-before-call is enforced inside). */
   toolBoxFor(turn: ToolBoxRequest): Promise<TurnToolBox>;
   /** The passages the chatbot's knowledge holds for a question, best first (knowledge/retriever.ts). */
@@ -114,6 +114,11 @@ export interface KnowledgeRequest {
   question: string;
   limit?: number;
   signal?: AbortSignal;
+}
+
+/** An engine test's own model API key (plaintext, not stored) in place of the chatbot's. */
+export interface EngineKeyOverride {
+  apiKey?: string;
 }
 
 /**

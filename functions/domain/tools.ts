@@ -18,6 +18,7 @@ import type { DomainContext } from "#functions/domain/context";
 import { isoTime } from "#functions/domain/context";
 import { AppError } from "#functions/errors";
 import type { EnvelopeCipher } from "#functions/secrets/envelope";
+import { maskSecret } from "#functions/secrets/mask";
 import {
   cancellationReasons,
   deleteExistingAction,
@@ -637,11 +638,6 @@ async function decrypted(ctx: ToolsContext, record: ToolRecord): Promise<unknown
     toolId: record.toolId,
   });
   return JSON.parse(json) as unknown;
-}
-
-/** `••••7c6b` for long secrets (enough to tell keys apart), `••••` for short ones. */
-export function maskSecret(value: string): string {
-  return value.length >= 16 ? `••••${value.slice(-4)}` : "••••";
 }
 
 function viewOf(record: ToolRecord): ToolView {

@@ -68,11 +68,25 @@ export const engineInput = z.discriminatedUnion("kind", [
         .check(
           z.maxLength(2_000),
           z.describe(
-            "The OpenAI-compatible server. Set by platform operators only (it is reached from the service's network).",
+            "The OpenAI-compatible server, up to its version segment (`https://api.openai.com/v1`). An admin's choice unless the stage forbids custom model servers (then a platform operator's). Every call passes the outbound-address guard: public addresses only.",
           ),
         ),
     ),
     model: text(200, "The model name on that server."),
+    api_key: z.optional(
+      z.nullable(
+        z
+          .string()
+          .check(
+            z.minLength(1),
+            z.maxLength(1_000),
+            z.regex(/^[\x21-\x7E]+$/),
+            z.describe(
+              "The server's API key (write-only): sealed and never shown again, only a masked hint. `null` removes it. Kept while the server stays the same.",
+            ),
+          ),
+      ),
+    ),
     api_key_secret: z.optional(
       z.nullable(
         z
@@ -80,7 +94,9 @@ export const engineInput = z.discriminatedUnion("kind", [
           .check(
             z.regex(/^[A-Za-z0-9_.-]{1,100}$/),
             z.maxLength(100),
-            z.describe("Name of the secret holding the server's API key. Set by platform operators only."),
+            z.describe(
+              "Name of a secret of the stage holding the server's API key. Named by platform operators only.",
+            ),
           ),
       ),
     ),

@@ -125,7 +125,10 @@ export const engineView = z.union([
     kind: z.literal("openai"),
     base_url: z.string(),
     model: z.string(),
-    api_key_secret: nullableText("Name of the secret holding the server's API key (never the key)."),
+    api_key_hint: nullableText(
+      "The pasted API key, masked (`••••7c6b`); null when none is stored. The key is never shown.",
+    ),
+    api_key_secret: nullableText("Name of the stage's secret holding the server's API key (never the key)."),
   }),
 ]);
 
@@ -159,6 +162,7 @@ export const toChatbotView = (record: ChatbotRecord): z.input<typeof chatbotView
             kind: "openai",
             base_url: record.engine.baseUrl,
             model: record.engine.model,
+            api_key_hint: record.engine.apiKey === undefined ? null : (record.engine.apiKeyHint ?? "••••"),
             api_key_secret: record.engine.apiKeySecret ?? null,
           },
   instructions: record.instructions,

@@ -1,6 +1,6 @@
 /**
  * The one HTTP client for requests to addresses the service does not control: image URLs, look-up
- * tools, webhook deliveries. Every connection it opens goes through the outbound-address guard
+ * tools, webhook deliveries, model servers (OpenAI-compatible). Every connection it opens goes through the outbound-address guard
  * (net/outbound-address.ts) at connect time, on the address actually connected to.
  *
  * It never follows redirects: a 3xx comes back to the caller with its `location`, and a caller that
@@ -59,6 +59,11 @@ export interface OutboundResponse {
   read(maxBytes: number): Promise<Uint8Array>;
   /** At most the first `maxBytes` of the body, decompressed; the rest is dropped. */
   readPrefix(maxBytes: number): Promise<Uint8Array>;
+  /**
+   * The body, decompressed, piece by piece as it arrives (a stream of events); fails with
+   * ResponseTooLargeError past `maxBytes`. Stopping the iteration drops the rest.
+   */
+  stream(maxBytes: number): AsyncIterable<Uint8Array>;
   /** Drops the body unread. */
   discard(): void;
 }
@@ -157,6 +162,7 @@ function wrap(response: IncomingMessage): OutboundResponse {
       return collect(response, encoding, maxBytes, "fail");
     },
     readPrefix: (maxBytes) => collect(response, encoding, maxBytes, "truncate"),
+    stream: (maxBytes) => pieces(response, encoding, maxBytes),
     discard: () => {
       response.destroy();
     },
@@ -191,6 +197,26 @@ async function collect(
   }
   const all = Buffer.concat(chunks);
   return new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
+}
+
+async function* pieces(
+  response: IncomingMessage,
+  encoding: string,
+  maxBytes: number,
+): AsyncGenerator<Uint8Array> {
+  const stream = decoded(response, encoding);
+  let received = 0;
+  try {
+    for await (const chunk of stream) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      received += buffer.length;
+      if (received > maxBytes) throw new ResponseTooLargeError(`larger than ${maxBytes} bytes`);
+      yield new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    }
+  } finally {
+    if (!response.complete) response.destroy();
+    if (stream !== response) stream.destroy();
+  }
 }
 
 /** The body as sent, or decompressed (caps then count decompressed bytes: no bomb gets past them). */

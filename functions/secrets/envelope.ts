@@ -1,12 +1,13 @@
 /**
- * Encryption of secrets at rest (look-up tool credentials, webhook signing secrets), behind one
- * interface with two implementations:
+ * Encryption of secrets at rest (look-up tool credentials, webhook signing secrets, the model API
+ * keys admins paste for their chatbots), behind one interface with two implementations:
  *
  * - KMS envelope encryption: `GenerateDataKey` (AES_256) per secret, the secret sealed locally with
  *   AES-256-GCM, the KMS-encrypted data key stored in the envelope. The KMS encryption context
- *   (`{organizationId, toolId}` or `{organizationId, webhookEndpointId}`) binds the key to its owner
- *   (and shows up in CloudTrail), and the same ids are the GCM additional data, so an envelope copied
- *   to another tool, endpoint or tenant fails to open.
+ *   (`{organizationId, toolId}`, `{organizationId, webhookEndpointId}` or `{organizationId,
+ *   chatbotId}`) binds the key to its owner (and shows up in CloudTrail), and the same ids are the
+ *   GCM additional data, so an envelope copied to another tool, endpoint, chatbot or tenant fails to
+ *   open.
  * - A local key file (32 random bytes, base64) for the local runtime, created with mode 0600.
  *
  * Each kind of secret has its own key (the stack creates one per kind), so a function that may open
@@ -20,10 +21,11 @@ import { open, readFile } from "node:fs/promises";
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
 import { awsClientOptions } from "#functions/aws-clients";
 
-/** Whose secret an envelope holds: a look-up tool's credentials or a webhook endpoint's signing secret. */
+/** Whose secret an envelope holds: a look-up tool's credentials, a webhook endpoint's signing secret, a chatbot's model key. */
 export type SealContext =
   | { organizationId: string; toolId: string }
-  | { organizationId: string; webhookEndpointId: string };
+  | { organizationId: string; webhookEndpointId: string }
+  | { organizationId: string; chatbotId: string };
 
 export interface EnvelopeCipher {
   encrypt(plaintext: string, context: SealContext): Promise<string>;
@@ -49,7 +51,9 @@ function additionalData(context: SealContext): Buffer {
   const owner =
     "toolId" in context
       ? ["chatbot-tool-credential", context.organizationId, context.toolId]
-      : ["chatbot-webhook-secret", context.organizationId, context.webhookEndpointId];
+      : "webhookEndpointId" in context
+        ? ["chatbot-webhook-secret", context.organizationId, context.webhookEndpointId]
+        : ["chatbot-model-key", context.organizationId, context.chatbotId];
   return Buffer.from(JSON.stringify(owner), "utf8");
 }
 
@@ -79,7 +83,9 @@ function unseal(key: Uint8Array, iv: Buffer, sealed: Buffer, context: SealContex
 function kmsContext(context: SealContext): Record<string, string> {
   return "toolId" in context
     ? { organizationId: context.organizationId, toolId: context.toolId }
-    : { organizationId: context.organizationId, webhookEndpointId: context.webhookEndpointId };
+    : "webhookEndpointId" in context
+      ? { organizationId: context.organizationId, webhookEndpointId: context.webhookEndpointId }
+      : { organizationId: context.organizationId, chatbotId: context.chatbotId };
 }
 
 export function createKmsEnvelopeCipher(options: { client: KMSClient; keyId: string }): EnvelopeCipher {

@@ -404,8 +404,19 @@ export interface ConversationLinkRecord {
 export type EngineConfig =
   | { kind: "scripted" }
   | { kind: "bedrock"; modelId: string }
-  /** `apiKeySecret` names the secret holding the key; absent for servers that need none (a local Ollama). */
-  | { kind: "openai"; baseUrl: string; model: string; apiKeySecret?: string };
+  /**
+   * The server's key, if it needs one (a local Ollama needs none): `apiKey`, a key an admin pasted,
+   * sealed (secrets/envelope.ts, bound to the organization and the chatbot), with its masked
+   * `apiKeyHint`; or `apiKeySecret`, the name of a secret of the stage an operator made. Never both.
+   */
+  | {
+      kind: "openai";
+      baseUrl: string;
+      model: string;
+      apiKeySecret?: string;
+      apiKey?: string;
+      apiKeyHint?: string;
+    };
 
 export interface ChatbotRecord {
   chatbotId: string;

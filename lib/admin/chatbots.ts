@@ -105,10 +105,15 @@ function engineFrom(input: CommandInput, current?: EngineConfig): EngineConfig |
       const secret = optional(input, "api-key-secret");
       const noKey = input.values["no-api-key"] === true;
       notBoth(input, "api-key-secret", "no-api-key");
-      // A key belongs to its server: it is kept only while the base URL stays the same.
-      const apiKeySecret =
-        secret ?? (noKey || previous?.baseUrl !== baseUrl ? undefined : previous.apiKeySecret);
-      return { kind, baseUrl, model, ...(apiKeySecret === undefined ? {} : { apiKeySecret }) };
+      // A key belongs to its server: it is kept only while the base URL stays the same. An admin's
+      // pasted key (sealed) stays too, unless a secret replaces it or --no-api-key drops it.
+      const sameServer = previous?.baseUrl === baseUrl;
+      const apiKeySecret = secret ?? (noKey || !sameServer ? undefined : previous?.apiKeySecret);
+      const pasted =
+        secret === undefined && !noKey && sameServer && previous?.apiKey
+          ? { apiKey: previous.apiKey, ...(previous.apiKeyHint ? { apiKeyHint: previous.apiKeyHint } : {}) }
+          : {};
+      return { kind, baseUrl, model, ...(apiKeySecret === undefined ? {} : { apiKeySecret }), ...pasted };
     }
     default:
       throw new AppError("invalid_argument", { detail: "--engine must be scripted, bedrock or openai" });

@@ -19,6 +19,12 @@
  * this machine. Only this runtime sets those variables, and the functions ignore them on Lambda. A
  * caller that brings its own platforms (the test suite) sets TOOL_HTTP_ORIGIN_OVERRIDES itself, and
  * no sample shop is started.
+ *
+ * Model engines locally: the model API keys admins paste are sealed with a key file instead of KMS
+ * (MODEL_KEYS_KEY_FILE, default .local/model-keys.key). Every model call passes the same guard: a
+ * model server on this machine (a local Ollama on 127.0.0.1:11434) is reached once its endpoint is
+ * in OUTBOUND_ALLOW_PRIVATE. BEDROCK_MODEL_IDS and CUSTOM_MODEL_SERVERS are read from the
+ * environment as on the stack (agent/engine-options.ts).
  */
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -151,6 +157,8 @@ function localAllowList(given: string | undefined, overrides: string): string {
 
 /** Where local tool credentials are sealed, unless TOOL_CREDENTIALS_KEY_FILE says otherwise. */
 export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
+/** Where the model API keys admins paste are sealed locally, unless MODEL_KEYS_KEY_FILE says otherwise. */
+export const localModelKeysFile = resolve(localDirectory, "model-keys.key");
 /** Where local webhook signing secrets are sealed, unless WEBHOOK_SECRETS_KEY_FILE says otherwise. */
 export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key");
 
@@ -175,6 +183,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const overrides = ownPlatforms ?? JSON.stringify(shop?.originOverrides ?? {});
     const toolEnvironment: Record<string, string> = {
       TOOL_CREDENTIALS_KEY_FILE: process.env.TOOL_CREDENTIALS_KEY_FILE ?? localToolKeyFile,
+      MODEL_KEYS_KEY_FILE: process.env.MODEL_KEYS_KEY_FILE ?? localModelKeysFile,
       TOOL_HTTP_ORIGIN_OVERRIDES: overrides,
       OUTBOUND_ALLOW_PRIVATE: localAllowList(process.env.OUTBOUND_ALLOW_PRIVATE, overrides),
     };

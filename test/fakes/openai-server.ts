@@ -6,6 +6,7 @@
  * `POST /v1/embeddings` (and `/embeddings`) answers with the local concept model, unscripted
  * (test/fakes/embedding-answers.ts): the queue holds chat answers only.
  */
+import { createOutboundClient, type OutboundSend } from "#functions/net/outbound-http";
 import { conceptEmbedding } from "#test/fakes/concept-embedding";
 import { openAiEmbeddingsAnswer } from "#test/fakes/embedding-answers";
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from "#test/fakes/scripted-http";
@@ -23,6 +24,16 @@ export function startFakeOpenAi(): Promise<FakeOpenAi> {
     "http1",
     (_method, path, body) => (path.endsWith("/embeddings") ? openAiEmbeddingsAnswer(body) : undefined),
   );
+}
+
+/**
+ * The engine's outbound client, allowed to reach this fake (on loopback, which the address guard
+ * refuses to everything else), the way the local runtime allows its own fakes.
+ */
+export function sendReaching(fake: { url: string }): OutboundSend {
+  return createOutboundClient({
+    allowPrivate: [{ address: "127.0.0.1", port: Number(new URL(fake.url).port) }],
+  });
 }
 
 export interface FakeUsage {

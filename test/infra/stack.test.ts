@@ -215,6 +215,7 @@ describe("the functions", () => {
         "OUTBOUND_ALLOW_PRIVATE",
         "TOOL_HTTP_ORIGIN_OVERRIDES",
         "TOOL_CREDENTIALS_KEY_FILE",
+        "MODEL_KEYS_KEY_FILE",
       ]) {
         expect(variables).not.toContain(local);
       }
@@ -433,6 +434,37 @@ function roleStatements(functionId: string): [string, string[]][] {
     ])
     .filter(([, actions]) => !actions.some((action) => action.startsWith("logs:")));
 }
+
+describe("the model keys admins paste", () => {
+  const modelKeyActions = (functionId: string) =>
+    roleStatements(functionId)
+      .filter(([resource]) => resource.includes("ModelKeysKey"))
+      .map(([, actions]) => actions);
+  const sealers = ["ManageCreateChatbot", "ManageUpdateChatbot"];
+  const openers = ["SendMessage", "StreamMessage", "ManageTestEngine"];
+
+  it("are sealed where chatbots are saved and opened only where a model is called", () => {
+    for (const id of sealers) expect([id, modelKeyActions(id)]).toEqual([id, [["kms:GenerateDataKey"]]]);
+    for (const id of openers) expect([id, modelKeyActions(id)]).toEqual([id, [["kms:Decrypt"]]]);
+    for (const definition of [...allFunctions, ...eventFunctions]) {
+      if (sealers.includes(definition.id) || openers.includes(definition.id)) continue;
+      expect([definition.id, modelKeyActions(definition.id)]).toEqual([definition.id, []]);
+    }
+  });
+
+  it("tell the functions the stage's Bedrock models and whether admins choose model servers", () => {
+    const fn = Object.entries(resources).find(
+      ([id, resource]) => resource.Type === "AWS::Lambda::Function" && id.startsWith("ManageUpdateChatbot"),
+    )?.[1];
+    if (!fn) throw new Error("no ManageUpdateChatbot function");
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables).toMatchObject({
+      BEDROCK_MODEL_IDS: "anthropic.claude-test-v1",
+      CUSTOM_MODEL_SERVERS: "allowed",
+    });
+    expect(JSON.stringify(variables.MODEL_KEYS_KEY_ID)).toContain("ModelKeysKey");
+  });
+});
 
 describe("the webhook pipeline", () => {
   it("streams the table's new and old images", () => {

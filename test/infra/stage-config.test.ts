@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app";
+import { parseStageConfig } from "#lib/stage-config";
 
 const base = { "aws:cdk:bundling-stacks": [], stage: "test" };
 const root = resolve(import.meta.dirname, "../..");
@@ -98,6 +99,14 @@ describe("numeric and boolean settings", () => {
     expect(() => buildApp({ ...base, throttleBurstLimit: 100 })).toThrow(
       /throttleRateLimit and throttleBurstLimit go together/,
     );
+  });
+});
+
+describe("who sets model servers", () => {
+  it("lets admins choose them unless the operator forbids it, and refuses any other value by name", () => {
+    expect(parseStageConfig({}).customModelServers).toBe("allowed");
+    expect(parseStageConfig({ customModelServers: "forbidden" }).customModelServers).toBe("forbidden");
+    expect(() => parseStageConfig({ customModelServers: "no" })).toThrow(/customModelServers/);
   });
 });
 

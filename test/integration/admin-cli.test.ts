@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commands, runCli } from "#lib/admin/cli";
 import { completionText, type FakeOpenAi, startFakeOpenAi } from "#test/fakes/openai-server";
-import { api, call, environment, isLocal, newConversation } from "#test/support/harness";
+import { api, call, environment, isLocal, newConversation, reachable } from "#test/support/harness";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -378,7 +378,7 @@ describe.runIf(isLocal)("an OpenAI-compatible model that needs no key (e.g. Olla
         "--engine",
         "openai",
         "--base-url",
-        `${model.url}/v1`,
+        `${reachable(model.url)}/v1`,
         "--model",
         "llama3.2",
         "--fallback-reply",
@@ -396,7 +396,7 @@ describe.runIf(isLocal)("an OpenAI-compatible model that needs no key (e.g. Olla
     });
     const reply = await api.sendMessage(key.apiKey, { conversation_id: conversationId, message: "Hi!" });
 
-    expect(bot.engine).toEqual({ kind: "openai", baseUrl: `${model.url}/v1`, model: "llama3.2" });
+    expect(bot.engine).toEqual({ kind: "openai", baseUrl: `${reachable(model.url)}/v1`, model: "llama3.2" });
     expect(reply.body.messages[0]?.content).toBe("Hello from the local model.");
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]?.headers.authorization).toBeUndefined();

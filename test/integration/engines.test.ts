@@ -20,6 +20,7 @@ import {
   environment,
   isLocal,
   newConversation,
+  reachable,
   runtimeLog,
   seedTenant,
   type Tenant,
@@ -247,7 +248,12 @@ describe.runIf(isLocal)("OpenAI-compatible engine through the API", () => {
   const openAiTenant = () =>
     seedTenant({
       chatbot: {
-        engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "gpt-test", apiKeySecret: secretName },
+        engine: {
+          kind: "openai",
+          baseUrl: `${reachable(openAi.url)}/v1`,
+          model: "gpt-test",
+          apiKeySecret: secretName,
+        },
         instructions: "Be brief.",
         fallbackReply: "Fallback from the OpenAI bot.",
       },
@@ -279,7 +285,7 @@ describe.runIf(isLocal)("OpenAI-compatible engine through the API", () => {
   it("talks to a server that needs no key (e.g. Ollama) without an Authorization header", async () => {
     const shop = await seedTenant({
       chatbot: {
-        engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "llama3.2" },
+        engine: { kind: "openai", baseUrl: `${reachable(openAi.url)}/v1`, model: "llama3.2" },
         fallbackReply: "Fallback from the keyless bot.",
       },
     });

@@ -28,7 +28,15 @@ import {
   startFakeOpenAi,
 } from "#test/fakes/openai-server";
 import { openStream, type StreamEvent } from "#test/support/event-stream-client";
-import { call, environment, isLocal, newConversation, seedTenant, type Tenant } from "#test/support/harness";
+import {
+  call,
+  environment,
+  isLocal,
+  newConversation,
+  reachable,
+  seedTenant,
+  type Tenant,
+} from "#test/support/harness";
 import { hasIdentity, manage, seedManagedTenant } from "#test/support/management";
 import { bodyOf, eventually, type ReceivedDelivery, receiver, webhooksContext } from "#test/support/webhooks";
 
@@ -199,7 +207,12 @@ describe.runIf(isLocal)("OpenAI-compatible engine: the request_human tool", () =
   const openAiTenant = (handoff?: typeof handoffAllowed) =>
     seedTenant({
       chatbot: {
-        engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "gpt-test", apiKeySecret: secretName },
+        engine: {
+          kind: "openai",
+          baseUrl: `${reachable(openAi.url)}/v1`,
+          model: "gpt-test",
+          apiKeySecret: secretName,
+        },
         fallbackReply: FALLBACK,
         ...(handoff ? { handoff } : {}),
       },
@@ -382,7 +395,7 @@ describe.runIf(isLocal)("the stream and handoff", () => {
     try {
       const shop = await seedTenant({
         chatbot: {
-          engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "llama3.2" },
+          engine: { kind: "openai", baseUrl: `${reachable(openAi.url)}/v1`, model: "llama3.2" },
           fallbackReply: FALLBACK,
           handoff: handoffAllowed,
         },

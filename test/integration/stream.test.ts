@@ -21,6 +21,7 @@ import {
   environment,
   isLocal,
   newConversation,
+  reachable,
   seedTenant,
   type Tenant,
   UUID,
@@ -290,7 +291,7 @@ describe.runIf(isLocal)("streaming an OpenAI-compatible model's reply", () => {
     try {
       const shop = await seedTenant({
         chatbot: {
-          engine: { kind: "openai", baseUrl: `${openai.url}/v1`, model: "llama3.2" },
+          engine: { kind: "openai", baseUrl: `${reachable(openai.url)}/v1`, model: "llama3.2" },
           fallbackReply: FALLBACK,
         },
       });

@@ -312,6 +312,27 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
         })
       ).response.status,
   },
+  "/manage/chatbots/{chatbot_id}/engine/test": {
+    post: async () => {
+      const { data } = await consoleApi.POST("/manage/chatbots/{chatbot_id}/engine/test", {
+        params: { header: organization, path: { chatbot_id: chatbotId } },
+        body: {
+          engine: {
+            kind: "openai",
+            base_url: "https://api.openai.com/v1",
+            model: "gpt-4o-mini",
+            api_key: "sk-…",
+          },
+        },
+      });
+      return data?.ok ? data.reply : data?.error?.code;
+    },
+  },
+  "/manage/engine-options": {
+    get: async () =>
+      (await consoleApi.GET("/manage/engine-options", { params: { header: organization } })).data
+        ?.bedrock_models[0]?.model_id,
+  },
   "/manage/chatbots/{chatbot_id}/knowledge": {
     get: async () =>
       (

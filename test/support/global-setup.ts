@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { type FakeImageServer, sampleImages, startFakeImageServer } from "#test/fakes/image-server";
 import { type KeyedBedrock, startKeyedBedrock } from "#test/fakes/keyed-bedrock";
+import { startLoopbackRelay } from "#test/fakes/loopback-relay";
 import {
   type Fault,
   type PlatformFakes,
@@ -64,6 +65,8 @@ export interface TestEnvironment {
   webhookReceiverUrl?: string;
   /** The timings the runtime's webhook functions run with (compressed). */
   webhookTimings?: Record<string, string>;
+  /** Local only: the relay through which the runtime reaches fakes a test file starts (test/fakes/loopback-relay.ts). */
+  loopbackRelayUrl?: string;
   /** The knowledge bucket (deployed: KNOWLEDGE_BUCKET), and locally the S3 endpoint it is reached at. */
   knowledgeBucket?: string;
   s3Endpoint?: string;
@@ -155,6 +158,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     const receivers = await startWebhookReceiverHub();
     stops.push(() => receivers.close());
+    const relay = await startLoopbackRelay();
+    stops.push(() => relay.close());
     const toolKeyFile = join(work, "tool-credentials.key");
     const webhookKeyFile = join(work, "webhook-secrets.key");
     const caFile = join(work, "image-ca.pem");
@@ -188,9 +193,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
         env: {
           ...process.env,
           AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.url,
-          // The image fake and the webhook receivers; the runtime adds the platform fakes from the
-          // origin overrides.
-          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port},127.0.0.1:${receivers.port}`,
+          // The image fake, the webhook receivers and the relay to test files' own fakes (model
+          // servers); the runtime adds the platform fakes from the origin overrides.
+          OUTBOUND_ALLOW_PRIVATE: `127.0.0.1:${images.port},127.0.0.1:${receivers.port},127.0.0.1:${relay.port}`,
+          // The Bedrock models the stage offers (the keyed fake answers any id a test scripts).
+          BEDROCK_MODEL_IDS: "anthropic.claude-engine-test-v1,eu.anthropic.claude-engine-test-v1:0",
           IMAGE_FETCH_CA_FILE: caFile,
           MODEL_SECRETS: `local:${secrets}`,
           LOG_LEVEL: "debug",
@@ -253,6 +260,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         ? { sqsEndpoint: info.environment.AWS_ENDPOINT_URL_SQS }
         : {}),
       webhookReceiverUrl: receivers.baseUrl,
+      loopbackRelayUrl: relay.url,
       webhookTimings: testWebhookTimings,
       ...(info.environment.KNOWLEDGE_BUCKET ? { knowledgeBucket: info.environment.KNOWLEDGE_BUCKET } : {}),
       ...(info.environment.AWS_ENDPOINT_URL_S3 ? { s3Endpoint: info.environment.AWS_ENDPOINT_URL_S3 } : {}),

@@ -191,6 +191,16 @@ export const api = {
     }>("GET", `/api/conversation/${conversationId}/messages${query}`, { key }),
 };
 
+/**
+ * The URL at which the runtime reaches a server a test file started on loopback (a model server
+ * fake): through the loopback relay, the one such address the runtime's outbound guard allows.
+ */
+export function reachable(url: string): string {
+  if (!environment.loopbackRelayUrl) throw new Error("test files' own fakes are reachable only locally");
+  const { port, pathname } = new URL(url);
+  return `${environment.loopbackRelayUrl}/${port}${pathname === "/" ? "" : pathname}`;
+}
+
 /** Starts a conversation and returns its id (asserting success). */
 export async function newConversation(tenant: Tenant, body: Record<string, unknown> = {}): Promise<string> {
   const response = await api.startConversation(tenant.apiKey, { chatbot_id: tenant.chatbotId, ...body });

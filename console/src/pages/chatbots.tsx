@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type paths } from "../api/client.ts";
 import { navigate } from "../lib/router.ts";
-import { canWrite, isOperator, organizationId } from "../lib/workspace.ts";
+import { canWrite, organizationId } from "../lib/workspace.ts";
 import {
   Badge,
   ConfirmButton,
@@ -19,6 +19,7 @@ import {
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
 import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
+import { EngineFields, engineFromForm } from "./engine-settings.tsx";
 import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
 
@@ -221,7 +222,6 @@ export function ChatbotPage({ chatbotId, tab }: { chatbotId: string; tab: Tab })
 function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
   const action = useAction();
   const [saved, setSaved] = useState(false);
-  const [engineKind, setEngineKind] = useState(bot.engine.kind);
   const readOnly = !canWrite.value;
   return (
     <article>
@@ -247,34 +247,8 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
           number("temperature");
           number("max_output_tokens");
           number("history_window");
-          const kind = values.engine ?? "scripted";
-          if (kind === "scripted" && bot.engine.kind !== "scripted") changes.engine = { kind: "scripted" };
-          if (kind === "bedrock") {
-            const modelId = (values.model_id ?? "").trim();
-            if (bot.engine.kind !== "bedrock" || bot.engine.model_id !== modelId)
-              changes.engine = { kind: "bedrock", model_id: modelId };
-          }
-          if (kind === "openai") {
-            const model = (values.model ?? "").trim();
-            const baseUrl = (values.base_url ?? "").trim();
-            const secret = (values.api_key_secret ?? "").trim();
-            const current = bot.engine.kind === "openai" ? bot.engine : null;
-            if (
-              !current ||
-              current.model !== model ||
-              current.base_url !== baseUrl ||
-              (current.api_key_secret ?? "") !== secret
-            ) {
-              changes.engine = {
-                kind: "openai",
-                model,
-                // Only operators may point a chatbot at another server or secret.
-                ...(isOperator.value || !current
-                  ? { base_url: baseUrl, api_key_secret: secret || null }
-                  : {}),
-              };
-            }
-          }
+          const engine = engineFromForm(values, bot);
+          if (engine.changed) changes.engine = engine.engine;
           const handoff = {
             allowed: values.handoff_allowed === "on",
             message: values.handoff_message ?? bot.handoff.message,
@@ -309,68 +283,7 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
             Name
             <input name="name" required maxLength={120} defaultValue={bot.name} />
           </label>
-          <label>
-            Engine
-            <select
-              name="engine"
-              value={engineKind}
-              onChange={(event) =>
-                setEngineKind((event.target as HTMLSelectElement).value as Chatbot["engine"]["kind"])
-              }
-            >
-              <option value="scripted">Scripted (no model)</option>
-              <option value="bedrock">Amazon Bedrock</option>
-              <option value="openai">OpenAI-compatible API</option>
-            </select>
-            {engineKind === "scripted" && (
-              <small>Answers greetings, questions its knowledge covers, and look-ups, without a model.</small>
-            )}
-          </label>
-          {engineKind === "bedrock" && (
-            <label>
-              Bedrock model id
-              <input
-                name="model_id"
-                required
-                defaultValue={bot.engine.kind === "bedrock" ? bot.engine.model_id : ""}
-                placeholder="eu.anthropic.claude-3-7-sonnet-20250219-v1:0"
-              />
-              <small>
-                Only models the platform operator allowed work; any other answers with the fallback reply.
-              </small>
-            </label>
-          )}
-          {engineKind === "openai" && (
-            <>
-              <label>
-                Model
-                <input
-                  name="model"
-                  required
-                  defaultValue={bot.engine.kind === "openai" ? bot.engine.model : ""}
-                  placeholder="gpt-4o-mini"
-                />
-              </label>
-              <label>
-                Server base URL
-                <input
-                  name="base_url"
-                  defaultValue={bot.engine.kind === "openai" ? bot.engine.base_url : ""}
-                  readOnly={!isOperator.value && bot.engine.kind === "openai"}
-                  placeholder="https://api.openai.com/v1"
-                />
-              </label>
-              <label>
-                API key secret name
-                <input
-                  name="api_key_secret"
-                  defaultValue={bot.engine.kind === "openai" ? (bot.engine.api_key_secret ?? "") : ""}
-                  readOnly={!isOperator.value && bot.engine.kind === "openai"}
-                />
-                <small>The server and its secret are set by platform operators.</small>
-              </label>
-            </>
-          )}
+          <EngineFields bot={bot} />
           <label>
             Instructions
             <textarea name="instructions" rows={4} maxLength={8000} defaultValue={bot.instructions} />

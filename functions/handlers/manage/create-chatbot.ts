@@ -4,7 +4,11 @@ import * as z from "zod/mini";
 import { createChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
-import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
+import {
+  chatbotSettingsFrom,
+  lazyChatbotsContext,
+  stageEngineOptions,
+} from "#functions/http/chatbot-settings";
 import { chatbotHandoffSettings, chatbotName, chatbotSettings } from "#functions/http/manage-inputs";
 import { chatbotView, toChatbotView } from "#functions/http/manage-views";
 
@@ -26,7 +30,7 @@ export const contract = {
   operationId: "manageCreateChatbot",
   summary: "Create a chatbot",
   description:
-    "Creates a chatbot; unset settings take their defaults (scripted engine, temperature 0.3, 800 output tokens, a history window of 20). An `openai` engine's server and key secret are set by platform operators only.",
+    "Creates a chatbot; unset settings take their defaults (scripted engine, temperature 0.3, 800 output tokens, a history window of 20). A Bedrock model is one of the stage's (GET /manage/engine-options); an `openai` engine takes the admin's server (unless the stage forbids custom servers) and a write-only `api_key`.",
   tags: ["Management: chatbots"],
   auth: "manage",
   access: "admin",
@@ -36,14 +40,18 @@ export const contract = {
   errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", typeof body, undefined, undefined, typeof response>;
 
-const ctx = contextFromEnvironment();
+const ctx = lazyChatbotsContext(contextFromEnvironment());
 
-export const handler = apiHandler(contract, async ({ caller, body }) => ({
-  body: toChatbotView(
-    await createChatbot(ctx, {
-      organizationId: caller.organizationId,
-      ...chatbotSettingsFrom(body, caller, undefined),
-      name: body.name,
-    }),
-  ),
-}));
+export const handler = apiHandler(contract, async ({ caller, body }) => {
+  const { settings, modelKey } = chatbotSettingsFrom(body, caller, undefined, stageEngineOptions());
+  return {
+    body: toChatbotView(
+      await createChatbot(ctx(), {
+        organizationId: caller.organizationId,
+        ...settings,
+        ...(modelKey === undefined ? {} : { modelKey }),
+        name: body.name,
+      }),
+    ),
+  };
+});

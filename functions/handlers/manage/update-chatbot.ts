@@ -4,7 +4,11 @@ import * as z from "zod/mini";
 import { getChatbot, updateChatbot } from "#functions/domain/chatbots";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
-import { chatbotSettingsFrom } from "#functions/http/chatbot-settings";
+import {
+  chatbotSettingsFrom,
+  lazyChatbotsContext,
+  stageEngineOptions,
+} from "#functions/http/chatbot-settings";
 import {
   chatbotHandoffSettings,
   chatbotIdParameter,
@@ -32,7 +36,7 @@ export const contract = {
   operationId: "manageUpdateChatbot",
   summary: "Change a chatbot",
   description:
-    "Changes the settings sent, keeps the others. An `openai` engine keeps its server and key secret unless a platform operator changes them; an admin may change its model. Changed meanwhile by someone else: 409.",
+    "Changes the settings sent, keeps the others. A Bedrock model is one of the stage's (GET /manage/engine-options). An `openai` engine's `api_key` is write-only (sealed, shown as a masked hint); its server is the admin's to choose unless the stage's operator forbids custom servers (then 403), and a change of server drops the stored key; a key secret of the stage is named by operators only. Changed meanwhile by someone else: 409.",
   tags: ["Management: chatbots"],
   auth: "manage",
   access: "admin",
@@ -42,17 +46,20 @@ export const contract = {
   errors: [401, 403, 404, 409, 422, 429, 500, 503],
 } as const satisfies RouteContract<"manage", typeof body, undefined, typeof path, typeof response>;
 
-const ctx = contextFromEnvironment();
+const ctx = lazyChatbotsContext(contextFromEnvironment());
 
 export const handler = apiHandler(contract, async ({ caller, path, body }) => {
-  const current = await getChatbot(ctx, caller.organizationId, path.chatbot_id);
-  const changes = chatbotSettingsFrom(body, caller, current.engine, current.handoff);
+  const current = await getChatbot(ctx(), caller.organizationId, path.chatbot_id);
+  const { settings, modelKey } = chatbotSettingsFrom(body, caller, current, stageEngineOptions());
   return {
     body: toChatbotView(
-      await updateChatbot(ctx, caller.organizationId, path.chatbot_id, {
-        ...changes,
-        ...(body.name === undefined ? {} : { name: body.name }),
-      }),
+      await updateChatbot(
+        ctx(),
+        caller.organizationId,
+        path.chatbot_id,
+        { ...settings, ...(body.name === undefined ? {} : { name: body.name }) },
+        modelKey,
+      ),
     ),
   };
 });

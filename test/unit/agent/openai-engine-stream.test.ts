@@ -14,6 +14,7 @@ import {
   completionToolCalls,
   type FakeOpenAi,
   openAiError,
+  sendReaching,
   startFakeOpenAi,
 } from "#test/fakes/openai-server";
 
@@ -28,6 +29,7 @@ beforeEach(async () => {
     baseUrl: `${openai.url}/v1`,
     model: "llama3.2",
     apiKey: "test-key",
+    send: sendReaching(openai),
     retry: { policy: { baseDelayMs: 10, minAttemptMs: 100 } },
     streamIdleMs: STREAM_IDLE_MS,
   });

@@ -11,6 +11,7 @@ import {
   completionToolCalls,
   type FakeOpenAi,
   openAiError,
+  sendReaching,
   startFakeOpenAi,
 } from "#test/fakes/openai-server";
 
@@ -23,6 +24,7 @@ beforeEach(async () => {
     baseUrl: `${openai.url}/v1`,
     model: "llama3.2-vision",
     apiKey: "test-key",
+    send: sendReaching(openai),
     retry: { policy: { baseDelayMs: 10, minAttemptMs: 100 } },
   });
 });
@@ -79,7 +81,12 @@ describe("OpenAI-compatible engine", () => {
   });
 
   it("works with a base URL without /v1 and sends no Authorization header without a key", async () => {
-    const keyless = createOpenAiEngine({ baseUrl: openai.url, model: "m", apiKey: "" });
+    const keyless = createOpenAiEngine({
+      baseUrl: openai.url,
+      model: "m",
+      apiKey: "",
+      send: sendReaching(openai),
+    });
     openai.enqueue(completionText("Hi!"));
     await keyless.reply(aTurn());
     expect(openai.requests[0]?.path).toBe("/chat/completions");
@@ -193,6 +200,7 @@ describe("OpenAI-compatible engine", () => {
       baseUrl: `${openai.url}/v1`,
       model: "m",
       apiKey: "k",
+      send: sendReaching(openai),
       retry: { clock },
     });
     openai.enqueue(
