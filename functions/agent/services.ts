@@ -153,13 +153,48 @@ export function createAgentServices(
     }
     return bedrock;
   };
+  /** The one guarded client of every model request (chat and embeddings), pooled per instance. */
+  const modelClient = async (environment: AgentEnvironment): Promise<OutboundSend> => {
+    if (!modelHttp) {
+      const { createOutboundClient } = await import("#functions/net/outbound-http");
+      modelHttp ??= createOutboundClient({
+        allowPrivate: environment.imageFetch.allowPrivate ?? [],
+        keepAlive: true,
+      });
+    }
+    return modelHttp;
+  };
+  /** An openai engine's key: the one given (an engine test's), the admin's pasted one, or an operator's secret; else none. */
+  const modelKeyOf = async (
+    chatbot: ChatbotRecord,
+    environment: AgentEnvironment,
+    options: EngineKeyOverride = {},
+  ): Promise<string> => {
+    const { engine } = chatbot;
+    if (engine.kind !== "openai") return "";
+    if (options.apiKey !== undefined) return options.apiKey;
+    if (engine.apiKey !== undefined) {
+      modelKeys ??= modelKeyOpener(environment.modelKeys);
+      return modelKeys(engine.apiKey, {
+        organizationId: chatbot.organizationId,
+        chatbotId: chatbot.chatbotId,
+      });
+    }
+    if (engine.apiKeySecret !== undefined) {
+      secrets ??= modelSecretReader(environment.modelSecrets);
+      return secrets(engine.apiKeySecret);
+    }
+    // No key: the server needs none, and the engine then sends no Authorization.
+    return "";
+  };
   /** The chatbot's embedder: its own OpenAI-compatible server's, else Bedrock's; one per instance and configuration. */
   const embedderFor = async (chatbot: ChatbotRecord): Promise<Embedder> => {
     const environment = await environmentOf();
     const { embeddings } = environment;
+    // A pasted key is named by its envelope (a changed key is a new one), an operator's by its secret.
     const key =
       chatbot.engine.kind === "openai"
-        ? `openai ${chatbot.engine.baseUrl} ${chatbot.engine.apiKeySecret ?? ""} ${embeddings.openAiModel}`
+        ? `openai ${chatbot.engine.baseUrl} ${chatbot.engine.apiKey ?? ""} ${chatbot.engine.apiKeySecret ?? ""} ${embeddings.openAiModel}`
         : `bedrock ${embeddings.bedrockModel}`;
     const found = embedders.get(key);
     if (found) return found;
@@ -168,11 +203,11 @@ export function createAgentServices(
     );
     let embedder: Embedder;
     if (chatbot.engine.kind === "openai") {
-      secrets ??= modelSecretReader(environment.modelSecrets);
       const model = embeddings.openAiModel;
       embedder = createOpenAiEmbedder({
         baseUrl: chatbot.engine.baseUrl,
-        apiKey: chatbot.engine.apiKeySecret === undefined ? "" : await secrets(chatbot.engine.apiKeySecret),
+        apiKey: await modelKeyOf(chatbot, environment),
+        send: await modelClient(environment),
         model,
         // Only OpenAI's text-embedding-3 models can shorten their vectors; others give their own size.
         ...(model.startsWith("text-embedding-3") ? { dimensions: 256 } : {}),
@@ -251,33 +286,18 @@ export function createAgentServices(
           });
         }
         case "openai": {
-          const [{ createOpenAiEngine }, { createOutboundClient }] = await Promise.all([
-            import("#functions/agent/openai-engine"),
-            import("#functions/net/outbound-http"),
-          ]);
+          const { createOpenAiEngine } = await import("#functions/agent/openai-engine");
           // Every model request goes through the address guard, one pooled client per instance.
-          modelHttp ??= createOutboundClient({
-            allowPrivate: environment.imageFetch.allowPrivate ?? [],
-            keepAlive: true,
-          });
-          const { engine } = chatbot;
-          const owner = { organizationId: chatbot.organizationId, chatbotId: chatbot.chatbotId };
-          let apiKey = "";
-          if (options.apiKey !== undefined) apiKey = options.apiKey;
-          else if (engine.apiKey !== undefined) {
-            modelKeys ??= modelKeyOpener(environment.modelKeys);
-            apiKey = await modelKeys(engine.apiKey, owner);
-          } else if (engine.apiKeySecret !== undefined) {
-            secrets ??= modelSecretReader(environment.modelSecrets);
-            apiKey = await secrets(engine.apiKeySecret);
-          }
-          // No key: the server needs none, and the engine then sends no Authorization.
+          const [send, apiKey] = await Promise.all([
+            modelClient(environment),
+            modelKeyOf(chatbot, environment, options),
+          ]);
           return createOpenAiEngine({
-            baseUrl: engine.baseUrl,
-            model: engine.model,
+            baseUrl: chatbot.engine.baseUrl,
+            model: chatbot.engine.model,
             ...(environment.streamIdleMs ? { streamIdleMs: environment.streamIdleMs } : {}),
             apiKey,
-            send: modelHttp,
+            send,
           });
         }
       }

@@ -61,7 +61,7 @@ export async function testEngine(
   const signal = AbortSignal.timeout(ENGINE_TEST_BUDGET_MS);
   try {
     const engine = await ctx.agent.engineFor(
-      { chatbot: { ...chatbot, engine: tested }, knowledge: [], tools: [] },
+      { chatbot: { ...chatbot, engine: tested }, tools: [] },
       modelKey === undefined ? {} : { apiKey: modelKey },
     );
     const reply = await engine.reply({

@@ -4,8 +4,9 @@
  * - Amazon Bedrock InvokeModel (the AWS SDK) with Amazon Titan Text Embeddings V2
  *   (`amazon.titan-embed-text-v2:0`, 256 dimensions, normalized): one text per call, as the model
  *   takes it. The embedder of scripted and Bedrock chatbots.
- * - An OpenAI-compatible `POST {base}/embeddings` (the runtime's fetch): many texts per call. The
- *   embedder of an `openai` chatbot, on that chatbot's own server and key.
+ * - An OpenAI-compatible `POST {base}/embeddings` (the guarded outbound client, net/outbound-http.ts,
+ *   as every model call): many texts per call. The embedder of an `openai` chatbot, on that
+ *   chatbot's own server and key.
  *
  * Passages are embedded when they are published (ingestion), a question once per turn. A turn whose
  * question cannot be embedded in time retrieves lexically only (knowledge/retriever.ts): it never
@@ -14,6 +15,7 @@
 import { type BedrockRuntimeClient, InvokeModelCommand } from "@aws-sdk/client-bedrock-runtime";
 import { TITAN_DIMENSIONS, TITAN_V2 } from "#functions/knowledge/models";
 import type { SimilarityBars } from "#functions/knowledge/search-index";
+import type { OutboundSend } from "#functions/net/outbound-http";
 
 export interface Embedder {
   /** Names the vector space: vectors of different models are never compared. */
@@ -100,6 +102,10 @@ export function createTitanEmbedder(options: {
 
 /** Texts per `/embeddings` request (OpenAI accepts up to 2,048 inputs; smaller servers fewer). */
 const OPENAI_BATCH = 64;
+/** A batch's answer: 64 vectors of up to 3,072 floats as JSON text, with room. */
+const MAX_EMBEDDINGS_BYTES = 16 * 1024 * 1024;
+/** A request without a caller's signal is given up after this long. */
+const EMBEDDINGS_TIMEOUT_MS = 30_000;
 
 export function createOpenAiEmbedder(options: {
   /** Up to and including the version segment, e.g. `https://api.openai.com/v1`. */
@@ -110,14 +116,18 @@ export function createOpenAiEmbedder(options: {
   /** Asked of models that can shorten their vectors (text-embedding-3-*); else whatever the model gives. */
   dimensions?: number;
   bars?: SimilarityBars;
+  /** The guarded outbound client (net/outbound-http.ts): the address guard judges every connection. */
+  send: OutboundSend;
 }): Embedder {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}/embeddings`;
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, "")}/embeddings`);
   let dimensions = options.dimensions ?? 0;
   const batch = async (texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> => {
-    const response = await fetch(url, {
+    const response = await options.send({
+      url,
       method: "POST",
       headers: {
         "content-type": "application/json",
+        accept: "application/json",
         ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
       },
       body: JSON.stringify({
@@ -126,13 +136,19 @@ export function createOpenAiEmbedder(options: {
         encoding_format: "float",
         ...(options.dimensions ? { dimensions: options.dimensions } : {}),
       }),
-      ...(signal ? { signal } : {}),
+      signal: signal ?? AbortSignal.timeout(EMBEDDINGS_TIMEOUT_MS),
     });
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
+    if (response.status < 200 || response.status > 299) {
+      response.discard();
       throw new EmbeddingError(`embeddings: HTTP ${response.status}`);
     }
-    const answer = (await response.json()) as { data?: { index?: number; embedding?: unknown }[] };
+    let answer: { data?: { index?: number; embedding?: unknown }[] };
+    try {
+      answer = JSON.parse(new TextDecoder().decode(await response.read(MAX_EMBEDDINGS_BYTES)));
+    } catch (error) {
+      if (error instanceof SyntaxError) throw new EmbeddingError("embeddings: the answer is not JSON");
+      throw error;
+    }
     const data = answer.data ?? [];
     if (data.length !== texts.length)
       throw new EmbeddingError(`embeddings: ${data.length} vectors for ${texts.length} texts`);

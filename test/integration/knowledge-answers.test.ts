@@ -23,6 +23,7 @@ import {
   environment,
   isLocal,
   newConversation,
+  reachable,
   seedTenant,
   type Tenant,
   UUID,
@@ -156,7 +157,7 @@ describe.runIf(isLocal)("grounded answers: OpenAI-compatible", () => {
     shop = await seedTenant({
       knowledge: shopKnowledge,
       chatbot: {
-        engine: { kind: "openai", baseUrl: `${openAi.url}/v1`, model: "gpt-test" },
+        engine: { kind: "openai", baseUrl: `${reachable(openAi.url)}/v1`, model: "gpt-test" },
         instructions: "Be brief.",
       },
     });

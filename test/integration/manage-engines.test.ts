@@ -136,6 +136,37 @@ describe.runIf(hasIdentity && isLocal)("an admin's own model", () => {
     expect(runtimeLog()).not.toContain(key);
   });
 
+  it("embeds the chatbot's knowledge on its own server with the pasted key, through the guard", async () => {
+    const key = `sk-embed-${randomUUID()}`;
+    const id = await newBot("Own model with knowledge");
+    const saved = await patch(id, {
+      kind: "openai",
+      base_url: `${reachable(openAi.url)}/v1`,
+      model: "gpt-own",
+      api_key: key,
+    });
+    expect(saved.status).toBe(200);
+    const entry = await manage("POST", `/manage/chatbots/${id}/knowledge`, {
+      ...as(home),
+      body: { kind: "qa", question: "How long does delivery take?", answer: "Two working days." },
+    });
+    expect(entry.status).toBe(201);
+
+    openAi.enqueue(completionText("Two working days."));
+    const conversationId = await newConversation({ ...home, chatbotId: id });
+    const before = openAi.requests.length;
+    const reply = await api.sendMessage(home.apiKey, {
+      conversation_id: conversationId,
+      message: "how long does delivery take?",
+    });
+    expect(reply.status).toBe(200);
+    const sent = openAi.requests.slice(before);
+    const embeddings = sent.filter((request) => request.path === "/v1/embeddings");
+    expect(embeddings.length).toBeGreaterThan(0);
+    for (const request of embeddings) expect(request.headers.authorization).toBe(`Bearer ${key}`);
+    expect(runtimeLog()).not.toContain(key);
+  });
+
   it("keeps the key while the server stays, drops it with a new server, removes it on null", async () => {
     const key = `sk-keep-${randomUUID()}`;
     const id = await newBot();

@@ -18,8 +18,8 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
 import { EngineFields, engineFromForm } from "./engine-settings.tsx";
+import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
 import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
 

@@ -14,10 +14,12 @@ import {
   TITAN_V2,
 } from "#functions/knowledge/embeddings";
 import { createRetriever, type LoadedKnowledge } from "#functions/knowledge/retriever";
+import { BlockedAddressError } from "#functions/net/outbound-address";
+import { createOutboundClient } from "#functions/net/outbound-http";
 import { awsError, type FakeBedrock, startFakeBedrock } from "#test/fakes/bedrock-server";
 import { conceptEmbedding } from "#test/fakes/concept-embedding";
 import { conceptBars, shopPassages } from "#test/fakes/knowledge-fixture";
-import { type FakeOpenAi, openAiError, startFakeOpenAi } from "#test/fakes/openai-server";
+import { type FakeOpenAi, openAiError, sendReaching, startFakeOpenAi } from "#test/fakes/openai-server";
 
 let bedrock: FakeBedrock;
 let failing: FakeBedrock;
@@ -85,6 +87,7 @@ describe("OpenAI-compatible /v1/embeddings", () => {
       apiKey: "sk-test",
       model: "text-embedding-3-small",
       dimensions: 256,
+      send: sendReaching(openAi),
     });
     const before = openAi.requests.length;
 
@@ -108,6 +111,7 @@ describe("OpenAI-compatible /v1/embeddings", () => {
       baseUrl: `${openAi.url}/v1`,
       apiKey: "",
       model: "nomic-embed-text",
+      send: sendReaching(openAi),
     });
     const before = openAi.requests.length;
     await embedder.embed(["hello"]);
@@ -116,11 +120,24 @@ describe("OpenAI-compatible /v1/embeddings", () => {
   });
 
   it("refuses an answer that holds no vectors", async () => {
-    const embedder = createOpenAiEmbedder({ baseUrl: `${openAi.url}/v1`, apiKey: "", model: "m" });
+    const send = sendReaching(openAi);
+    const embedder = createOpenAiEmbedder({ baseUrl: `${openAi.url}/v1`, apiKey: "", model: "m", send });
     await expect(embedder.embed([])).resolves.toEqual([]);
-    const broken = createOpenAiEmbedder({ baseUrl: `${openAi.url}/nowhere`, apiKey: "", model: "m" });
+    const broken = createOpenAiEmbedder({ baseUrl: `${openAi.url}/nowhere`, apiKey: "", model: "m", send });
     await expect(broken.embed(["x"])).rejects.toBeInstanceOf(EmbeddingError);
     expect(openAiError).toBeDefined();
+  });
+
+  it("goes through the address guard: a server on a non-public address is never connected to", async () => {
+    const embedder = createOpenAiEmbedder({
+      baseUrl: `${openAi.url}/v1`,
+      apiKey: "sk-test",
+      model: "text-embedding-3-small",
+      send: createOutboundClient(),
+    });
+    const before = openAi.requests.length;
+    await expect(embedder.embed(["hello"])).rejects.toBeInstanceOf(BlockedAddressError);
+    expect(openAi.requests.length).toBe(before);
   });
 });
 
