@@ -18,7 +18,7 @@ import {
   useLoad,
 } from "../ui/kit.tsx";
 import { Link } from "../ui/nav.tsx";
-import { EngineFields, engineFromForm } from "./engine-settings.tsx";
+import { clearKeyFields, EngineFields, engineFromForm } from "./engine-settings.tsx";
 import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
 import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
@@ -230,7 +230,8 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
         onSubmit={async (event) => {
           event.preventDefault();
           setSaved(false);
-          const values = formValues(event.currentTarget);
+          const form = event.currentTarget;
+          const values = formValues(form);
           const changes: ChatbotChanges = {};
           const text = (name: "name" | "instructions" | "welcome_message" | "fallback_reply") => {
             const value = values[name] ?? "";
@@ -273,6 +274,8 @@ function Settings({ bot, onSaved }: { bot: Chatbot; onSaved: () => void }) {
                 body: changes,
               }),
             );
+            // A pasted key is sent once: the page keeps no copy of it (the saved engine shows its hint).
+            clearKeyFields(form);
             setSaved(true);
             onSaved();
           });

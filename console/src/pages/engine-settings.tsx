@@ -62,6 +62,14 @@ export function engineFromForm(
   return { engine: { kind: "scripted" }, changed: current.kind !== "scripted" };
 }
 
+/** Empties the pasted key (and the remove box) once the form is saved. */
+export function clearKeyFields(form: HTMLFormElement): void {
+  const key = form.elements.namedItem("api_key");
+  if (key instanceof HTMLInputElement) key.value = "";
+  const remove = form.elements.namedItem("remove_api_key");
+  if (remove instanceof HTMLInputElement) remove.checked = false;
+}
+
 export function EngineFields({ bot }: { bot: Chatbot }) {
   const [kind, setKind] = useState(bot.engine.kind);
   const [options] = useLoad(() => must(api.GET("/manage/engine-options")), [organizationId.value]);
