@@ -4,7 +4,8 @@
  * bundled as for Lambda behind an emulator of API Gateway HTTP API, and a demo organization, key,
  * chatbot and console users (an operator, an admin, a viewer). Ctrl-C stops all of it.
  *
- *   npm start                                   API on port 3000, stream URL on 3001, the console on 3002; data kept between runs
+ *   npm start                                   API on port 3000, stream URL on 3001, the console on 3002, the
+ *                                               widget's demo page on 3003; data kept between runs
  *   npm start -- --port 8080 --stream-port 8081 --console-port 8082
  *   npm start -- --ephemeral --port 0 --demo-file /tmp/demo.json   in-memory, free port (tests, n8n e2e)
  *   npm start -- --authorizer-context strings   hand the authorizer's context over as strings
@@ -14,6 +15,7 @@
  * DynamoDB Local is supervised: if it dies, it is restarted with its data (the log says so), or,
  * with --ephemeral (its data died with it), everything stops with a message and exit status 1.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
@@ -23,8 +25,15 @@ import { systemClock } from "#functions/domain/context";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
-import { consoleDirectory, consoleNeedsBuild, startConsoleServer } from "#lib/local/console-server";
+import {
+  consoleDirectory,
+  consoleNeedsBuild,
+  startConsoleServer,
+  widgetDirectory,
+  widgetNeedsBuild,
+} from "#lib/local/console-server";
 import { demoOrder, ensureDemo } from "#lib/local/demo";
+import { startDemoPage } from "#lib/local/demo-page";
 import { localDirectory, startLocalRuntime } from "#lib/local/runtime";
 
 const { values } = parseArgs({
@@ -34,6 +43,8 @@ const { values } = parseArgs({
     "stream-port": { type: "string" },
     /** The console's port; default: two after --port (0: any free port). */
     "console-port": { type: "string", default: process.env.CONSOLE_PORT },
+    /** The widget's demo page (another origin); default: three after --port (0: any free port). */
+    "demo-page-port": { type: "string" },
     host: { type: "string", default: "127.0.0.1" },
     ephemeral: { type: "boolean", default: false },
     /** Where DynamoDB Local keeps its data (ignored with --ephemeral). */
@@ -136,11 +147,17 @@ if (consoleNeedsBuild()) {
   console.error("[console] building the console …");
   await buildConsole({ configFile: resolve(consoleDirectory, "vite.config.ts"), logLevel: "warn" });
 }
+// The website widget, served by the console's host as on AWS: built first if its sources changed.
+if (widgetNeedsBuild()) {
+  console.error("[widget] building the widget …");
+  execFileSync(process.execPath, [resolve(widgetDirectory, "scripts/build.mjs")], { stdio: "inherit" });
+}
 const consoleServer = await startConsoleServer({
   port: values["console-port"] !== undefined ? Number(values["console-port"]) : port === 0 ? 0 : port + 2,
   host: values.host,
   apiUrl: runtime.baseUrl,
   streamUrl: runtime.streamUrl,
+  originVerifySecret: runtime.originVerifySecret,
   // As on AWS: the stream path on the console's own origin, passed on to the function URL.
   config: (consoleUrl) => ({
     apiBaseUrl: runtime.baseUrl,
@@ -155,6 +172,14 @@ const consoleServer = await startConsoleServer({
 });
 // The console uploads knowledge files straight to the bucket: its origin is the one the CORS rules allow.
 runtime.knowledgeUploadOrigins.push(consoleServer.url);
+// A business's page on another origin, with the widget for the demo chatbot.
+let demoChatbotId = "";
+const demoPage = await startDemoPage({
+  port: values["demo-page-port"] !== undefined ? Number(values["demo-page-port"]) : port === 0 ? 0 : port + 3,
+  host: values.host,
+  consoleUrl: consoleServer.url,
+  chatbotId: () => demoChatbotId,
+});
 const credentials = envelopeCipherFor(toolEnvironment(runtime.toolEnvironment).credentialKey);
 const demo = await ensureDemo(
   {
@@ -171,7 +196,9 @@ const demo = await ensureDemo(
   values["demo-file"],
   { baseUrl: runtime.baseUrl, streamUrl: runtime.streamUrl },
   consoleServer.url,
+  demoPage.url,
 );
+demoChatbotId = demo.chatbotId;
 
 // Commands that paste and run as they are: the conversation's id is kept in a shell variable.
 const auth = `-H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json"`;
@@ -180,6 +207,7 @@ const message = (text: string) =>
 console.log(`
 Chatbot Conversation API (local)
   Console       ${consoleServer.url}   (sign in as the admin below)
+  Widget demo   ${demoPage.url}   (a shop page on another origin, with the chat widget)
   Base URL      ${demo.baseUrl}
   Stream URL    ${demo.streamUrl}  (POST /api/message/stream, as a Lambda function URL)
   API key       ${demo.apiKey}
@@ -220,6 +248,7 @@ const stop = async () => {
   // Ctrl-C reached DynamoDB Local and cognito-local too: they must not be started again.
   runtime.stopSupervising();
   await consoleServer.close();
+  await demoPage.close();
   await runtime.stop();
   process.exit(0);
 };

@@ -31,24 +31,39 @@ export interface RateLimitDetail {
 /** "1 second", "12 seconds". */
 export const secondsText = (seconds: number): string => `${seconds} ${seconds === 1 ? "second" : "seconds"}`;
 
+/** Which bucket refused a request: an API key's, a person's (management), or one of a website visitor's. */
+export type RateLimitKind =
+  | "apiKey"
+  | "management"
+  | "widgetSessions"
+  | "visitor_requests"
+  | "visitor_messages"
+  | "daily_budget";
+
+const refusals: Record<RateLimitKind, (limit: number) => string> = {
+  apiKey: (limit) => `Too many requests: this API key allows ${limit} requests per minute.`,
+  management: (limit) => `Too many requests: ${limit} management requests per minute are allowed.`,
+  widgetSessions: (limit) => `Too many sessions: ${limit} per 10 minutes may start from one address.`,
+  visitor_requests: (limit) => `Too many requests: a visitor may make ${limit} requests per minute.`,
+  visitor_messages: (limit) => `Too many messages: a visitor may send ${limit} messages per minute.`,
+  daily_budget: (limit) =>
+    `This chatbot has taken its ${limit} visitor messages for today; it answers again tomorrow (UTC).`,
+};
+
 /**
- * A 429's detail: the bucket that refused (an API key's, or a person's on the management API), when
- * it is full again, and a sentence saying how long to wait.
+ * A 429's detail: the bucket that refused, when it is full again, and a sentence saying which limit
+ * it met and how long to wait.
  */
 export function rateLimitDetail(bucket: {
-  kind: "apiKey" | "management";
+  kind: RateLimitKind;
   limit: number;
   /** Unix seconds at which the bucket is full again. */
   resetAt: number;
   retryAfter: number;
 }): RateLimitDetail {
-  const allowance =
-    bucket.kind === "apiKey"
-      ? `this API key allows ${bucket.limit} requests per minute`
-      : `${bucket.limit} management requests per minute are allowed`;
   return {
     error: "Rate limit exceeded",
-    message: `Too many requests: ${allowance}. Retry in ${secondsText(bucket.retryAfter)}.`,
+    message: `${refusals[bucket.kind](bucket.limit)} Retry in ${secondsText(bucket.retryAfter)}.`,
     limit: bucket.limit,
     remaining: 0,
     reset: new Date(bucket.resetAt * 1000).toISOString().replace(".000Z", "Z"),
@@ -61,6 +76,9 @@ const catalogue = {
   invalid_api_key: { status: 401, detail: "Invalid API key" }, // exact
   subscription_inactive: { status: 403, detail: "Organization subscription is not active" }, // exact
   contact_other_organization: { status: 403, detail: "Contact does not belong to this organization" }, // exact
+  // The website widget's session route (POST /api/widget/session).
+  origin_not_allowed: { status: 403, detail: "Origin not allowed" }, // exact
+  invalid_identity_token: { status: 401, detail: "Invalid identity token" }, // exact
   chatbot_not_found: { status: 404, detail: "Chatbot not found" }, // exact
   conversation_not_found: { status: 404, detail: "Conversation not found" }, // exact
   message_not_found: { status: 404, detail: "Message not found" }, // exact

@@ -59,3 +59,17 @@ export const isAppPath = (pathname: string): boolean => !/\.[a-z0-9]+$/i.test(pa
 
 /** Hashed build files never change: cached for a year; index.html and config.json always revalidated. */
 export const immutablePrefix = "/assets/";
+
+/**
+ * The website widget (widget/, its own build) on the console's domain: `/widget.js`, the one URL
+ * businesses put in their pages, kept for an hour (and served stale for a day while it is
+ * refreshed), and the panel it loads, under `/widget/` with its content's hash in its name, kept
+ * for a year. Both compressed (gzip or brotli, as the browser accepts), and readable from any origin
+ * (the panel is a module script, which browsers fetch with CORS).
+ */
+export const widgetHosting = {
+  loaderPath: "/widget.js",
+  assetsPrefix: "/widget/",
+  loaderCacheControl: "public, max-age=3600, stale-while-revalidate=86400",
+  assetsCacheControl: "public, max-age=31536000, immutable",
+} as const;

@@ -172,6 +172,16 @@ const tags = [
     description: "The organization's API keys: create (the key is shown once), list with last use, revoke.",
   },
   {
+    name: "Website widget",
+    description:
+      "Visitor sessions for the website widget: called from visitors' browsers (CORS), without an API key. A session's token then works on the conversation and message routes marked for it.",
+  },
+  {
+    name: "Management: widget",
+    description:
+      "A chatbot's website widget: on or off, allowed origins, identity verification and its secret, appearance, daily message budget.",
+  },
+  {
     name: "Management: chatbots",
     description: "Chatbots and their settings: engine, model, instructions, replies.",
   },

@@ -34,7 +34,10 @@ export type ExtraGrant =
   | "kms:seal-webhook-secrets"
   /** The model API keys admins paste for their chatbots' engines: sealed when saved, opened to call the model. */
   | "kms:seal-model-keys"
-  | "kms:decrypt-model-keys";
+  | "kms:decrypt-model-keys"
+  /** Open (the session route) and seal (rotation) widgets' identity secrets. */
+  | "kms:decrypt-widget-secrets"
+  | "kms:seal-widget-secrets";
 
 export interface FunctionDefinition {
   /** Construct id and function-name suffix. */
@@ -60,7 +63,7 @@ export interface FunctionDefinition {
 export type ManageAccess = "signedIn" | "viewer" | "admin" | "operator";
 
 export interface RouteDefinition extends FunctionDefinition {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** HTTP API route path (`{name}` captures one segment). */
   path: string;
   /**
@@ -71,6 +74,13 @@ export interface RouteDefinition extends FunctionDefinition {
   auth: "apiKey" | "countApiKey" | "none" | "manage";
   /** Required with `auth: "manage"`. */
   access?: ManageAccess;
+  /**
+   * The website widget calls it from visitors' browsers: it answers CORS preflights (an `OPTIONS`
+   * route of its own) and its answers carry CORS headers, except to an API key; on an `apiKey`
+   * route a visitor's access token is accepted too, for the visitor's own contact and chatbot.
+   * `messages`: it takes a visitor's message (the message bucket and the daily budget).
+   */
+  widget?: "requests" | "messages";
 }
 
 /**
@@ -374,6 +384,27 @@ export const manageRoutes: readonly RouteDefinition[] = [
     ["dynamodb:GetItem"],
     { grants: ["kms:decrypt-tool-credentials"], memoryMb: 512, timeoutSeconds: 20 },
   ),
+  chatbot("ManageGetWidget", "GET", "/manage/chatbots/{chatbot_id}/widget", "viewer", "get-widget", [
+    "dynamodb:GetItem",
+  ]),
+  chatbot(
+    "ManageUpdateWidget",
+    "PUT",
+    "/manage/chatbots/{chatbot_id}/widget",
+    "admin",
+    "update-widget",
+    // TransactWriteItems: a ConditionCheck on the chatbot and the widget's Put.
+    ["dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:PutItem"],
+  ),
+  chatbot(
+    "ManageRotateWidgetIdentitySecret",
+    "POST",
+    "/manage/chatbots/{chatbot_id}/widget/identity-secret",
+    "admin",
+    "rotate-widget-identity-secret",
+    ["dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:PutItem"],
+    { grants: ["kms:seal-widget-secrets"] },
+  ),
   chatbot(
     "ManageListConversations",
     "GET",
@@ -512,6 +543,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     path: "/api/conversation",
     auth: "apiKey",
     stack: "PublicApi",
+    widget: "requests",
     entry: "functions/handlers/create-conversation.ts",
     memoryMb: 512,
     timeoutSeconds: 10,
@@ -525,6 +557,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     path: "/api/message",
     auth: "apiKey",
     stack: "PublicApi",
+    widget: "messages",
     entry: "functions/handlers/send-message.ts",
     memoryMb: 1024,
     timeoutSeconds: 29,
@@ -544,6 +577,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     path: "/api/conversation/{conversation_id}/messages",
     auth: "apiKey",
     stack: "PublicApi",
+    widget: "requests",
     entry: "functions/handlers/list-messages.ts",
     memoryMb: 512,
     timeoutSeconds: 10,
@@ -555,6 +589,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     path: "/api/conversation/{conversation_id}",
     auth: "apiKey",
     stack: "PublicApi",
+    widget: "requests",
     entry: "functions/handlers/get-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -578,6 +613,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     path: "/api/conversation/{conversation_id}/handoff",
     auth: "apiKey",
     stack: "PublicApi",
+    widget: "requests",
     entry: "functions/handlers/handoff-conversation.ts",
     memoryMb: 256,
     timeoutSeconds: 10,
@@ -631,6 +667,31 @@ export const publicRoutes: readonly RouteDefinition[] = [
     table: ["dynamodb:GetItem"],
   },
   {
+    id: "StartWidgetSession",
+    method: "POST",
+    path: "/api/widget/session",
+    auth: "none",
+    stack: "PublicApi",
+    widget: "requests",
+    entry: "functions/handlers/widget-session.ts",
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    // UpdateItem: the address's session bucket and a returning visitor; GetItem: the widget and the
+    // visitor; BatchGetItem: its chatbot and organization, a contact's conversations; Query: those
+    // conversations' links and the identity's contact; PutItem: a new visitor, identity or contact;
+    // moving an anonymous visitor's conversations to their identity is a transaction of
+    // UpdateItem, DeleteItem and PutItem.
+    table: [
+      "dynamodb:UpdateItem",
+      "dynamodb:GetItem",
+      "dynamodb:BatchGetItem",
+      "dynamodb:Query",
+      "dynamodb:PutItem",
+      "dynamodb:DeleteItem",
+    ],
+    grants: ["kms:decrypt-widget-secrets"],
+  },
+  {
     id: "Ping",
     method: "GET",
     path: "/ping",
@@ -665,23 +726,25 @@ export const routes: readonly RouteDefinition[] = [...publicRoutes, ...manageRou
  * with the authorizer's own code: hence the authorizer's actions on top of the turn's. Its timeout
  * is not held to the gateway's 30 s; the turn keeps the same budget as POST /api/message.
  */
-export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | "path" | "auth"> = {
-  id: "StreamMessage",
-  ...streamEndpoint,
-  auth: "apiKey",
-  // The root: its function URL is the published StreamUrl, which a replaced function would change.
-  stack: "Root",
-  entry: "functions/handlers/stream-message.ts",
-  memoryMb: 1024,
-  timeoutSeconds: 30,
-  table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
-  grants: [
-    "bedrock:invoke-configured-models",
-    "secrets:read-model-keys",
-    "kms:decrypt-model-keys",
-    "kms:decrypt-tool-credentials",
-  ],
-};
+export const streamRoute: FunctionDefinition & Pick<RouteDefinition, "method" | "path" | "auth" | "widget"> =
+  {
+    id: "StreamMessage",
+    ...streamEndpoint,
+    auth: "apiKey",
+    widget: "messages",
+    // The root: its function URL is the published StreamUrl, which a replaced function would change.
+    stack: "Root",
+    entry: "functions/handlers/stream-message.ts",
+    memoryMb: 1024,
+    timeoutSeconds: 30,
+    table: ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchWriteItem", ...idempotency],
+    grants: [
+      "bedrock:invoke-configured-models",
+      "secrets:read-model-keys",
+      "kms:decrypt-model-keys",
+      "kms:decrypt-tool-credentials",
+    ],
+  };
 
 /**
  * Answers every request no route matched (the HTTP API's `$default` route). The authorizer runs on
@@ -735,12 +798,42 @@ export const manageAuthorizer: FunctionDefinition = {
   table: ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:Query"],
 };
 
+/**
+ * Answers the CORS preflight (`OPTIONS`) of every path the widget calls on the HTTP API: one route per
+ * path, without an authorizer (a preflight carries no credentials). The HTTP API's own CORS
+ * configuration is not used: it applies to every route of the API, and no route for API keys or
+ * `/manage/` may answer a browser on another origin (docs/architecture.md). The stream's function URL
+ * answers its preflight in its own function, for the same reason.
+ */
+export const corsPreflight: FunctionDefinition = {
+  id: "CorsPreflight",
+  stack: "PublicApi",
+  entry: "functions/handlers/cors-preflight.ts",
+  memoryMb: 128,
+  timeoutSeconds: 3,
+  table: [],
+};
+
+/** The HTTP API paths the widget calls, each with the methods it calls them with. */
+export const widgetPaths: ReadonlyMap<string, readonly string[]> = routes.reduce((paths, route) => {
+  if (route.widget) paths.set(route.path, [...(paths.get(route.path) ?? []), route.method]);
+  return paths;
+}, new Map<string, string[]>());
+
+/** Route keys (`POST /api/message`) a visitor's access token may call, with the bucket they draw on. */
+export const widgetRouteKinds: ReadonlyMap<string, "requests" | "messages"> = new Map(
+  [...routes, streamRoute]
+    .filter((route) => route.widget && route.auth === "apiKey")
+    .map((route) => [`${route.method} ${route.path}`, route.widget ?? "requests"]),
+);
+
 export const allFunctions: readonly FunctionDefinition[] = [
   ...routes,
   streamRoute,
   routeMiss,
   authorizer,
   manageAuthorizer,
+  corsPreflight,
 ];
 
 /** The management route a route key (`GET /manage/me`) names, for the management authorizer. */

@@ -55,6 +55,7 @@ const pages: Page[] = [
   },
   { pattern: "/chatbots/:id/tools", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="tools" /> },
   { pattern: "/chatbots/:id/try", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="try" /> },
+  { pattern: "/chatbots/:id/widget", render: ({ id = "" }) => <ChatbotPage chatbotId={id} tab="widget" /> },
   { pattern: "/tools", render: () => <ToolsPage /> },
   { pattern: "/conversations", render: () => <ConversationsPage /> },
   { pattern: "/inbox", render: () => <InboxPage /> },

@@ -7,12 +7,22 @@
  * stored item, which says exactly why (an inactive organization's key is told its bucket's state,
  * but no token is taken). The same write records when the key was last used. Warm path: one
  * DynamoDB call; cold path (limit unknown in this instance): a GetItem first.
+ *
+ * A website visitor's access token (`cbv_…`) is checked by domain/visitor-access.ts instead, on the
+ * widget's routes only; its outcome names the visitor it speaks for.
  */
 
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { hashApiKey, isWellFormedApiKey } from "#functions/domain/api-keys";
 import type { DomainContext } from "#functions/domain/context";
 import { type BucketPolicy, type BucketState, stateAfter, takeToken } from "#functions/domain/token-bucket";
+import {
+  authenticateVisitor,
+  isVisitorToken,
+  type VisitorBinding,
+  type VisitorLimitKind,
+  visitorCallerId,
+} from "#functions/domain/visitor-access";
 import { type ApiKeyScope, type Item, keys, records } from "#functions/store/items";
 
 export type AuthOutcome =
@@ -24,6 +34,8 @@ export type AuthOutcome =
       rate: BucketState;
       /** A console "Try it" key: what it starts is a test. */
       test: boolean;
+      /** A website visitor's access token: who it speaks for (`keyId` then names the visitor). */
+      visitor?: VisitorBinding;
     }
   | {
       kind: "rate_limited";
@@ -32,6 +44,9 @@ export type AuthOutcome =
       scope: ApiKeyScope;
       rate: BucketState;
       retryAfterSeconds: number;
+      visitor?: VisitorBinding;
+      /** A visitor's refusals say which of their limits they met. */
+      limitKind?: VisitorLimitKind;
     }
   | { kind: "invalid_key" }
   /** The key is valid, so its answer carries the bucket's state; a refused request takes no token. */
@@ -76,11 +91,17 @@ function refusalOf(stored: Item | undefined, now: number): Refusal | undefined {
   return undefined;
 }
 
+/**
+ * `routeKey` (`POST /api/message`, as API Gateway names the route) decides whether a visitor token
+ * may call it, and with which of its buckets; API keys are the same on every route.
+ */
 export async function authenticate(
   ctx: DomainContext,
   authorization: string | undefined,
+  routeKey?: string,
 ): Promise<AuthOutcome> {
   const token = bearerToken(authorization);
+  if (token && isVisitorToken(token)) return visitorOutcome(await authenticateVisitor(ctx, token, routeKey));
   if (!token || !isWellFormedApiKey(token)) return { kind: "invalid_key" };
   const hash = hashApiKey(token);
   const now = ctx.clock();
@@ -150,6 +171,24 @@ export async function authenticate(
     scope,
     rate: result.state,
     test: stored.test === true,
+  };
+}
+
+function visitorOutcome(outcome: Awaited<ReturnType<typeof authenticateVisitor>>): AuthOutcome {
+  if (outcome.kind === "invalid_key") return outcome;
+  const common = {
+    organizationId: outcome.organizationId,
+    keyId: visitorCallerId(outcome.visitor.visitorId),
+    scope: "chat" as const,
+    rate: outcome.rate,
+    visitor: outcome.visitor,
+  };
+  if (outcome.kind === "allowed") return { kind: "allowed", ...common, test: false };
+  return {
+    kind: "rate_limited",
+    ...common,
+    retryAfterSeconds: outcome.retryAfterSeconds,
+    limitKind: outcome.limitKind,
   };
 }
 

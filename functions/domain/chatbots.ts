@@ -216,6 +216,8 @@ export async function deleteChatbot(
     leftovers.push(...(page.Items ?? []));
     exclusiveStartKey = page.LastEvaluatedKey;
   } while (exclusiveStartKey);
+  // The widget's settings are a global item (by chatbot id): they go with the chatbot.
+  leftovers.push({ ...keys.widget(chatbotId) });
   let pending: Item[] = leftovers.map((key) => ({ DeleteRequest: { Key: { PK: key.PK, SK: key.SK } } }));
   while (pending.length > 0) {
     const result = await ctx.db.client.send(

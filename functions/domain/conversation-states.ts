@@ -31,6 +31,7 @@ import {
   type OutcomeFreeze,
   outcomeValue,
 } from "#functions/domain/outcomes";
+import { type VisitorBinding, visitorOwns } from "#functions/domain/visitor-access";
 import { AppError } from "#functions/errors";
 import { cancellationReasons, putNewAction, type TransactAction } from "#functions/store/conditions";
 import {
@@ -63,6 +64,8 @@ export function transitionText(
 export interface TransitionInput {
   organizationId: string;
   conversationId: string;
+  /** A website visitor asks: only their own conversation (another is not found). */
+  visitor?: VisitorBinding;
   to: ConversationStatus;
   cause: TransitionCause;
   actor: TransitionActor;
@@ -86,10 +89,12 @@ export interface TransitionOutcome {
 /** Optimistic retries before giving up on a conversation that keeps changing under us. */
 const ATTEMPTS = 8;
 
+/** The conversation (404 when it is not the organization's, or, for a visitor, not theirs). */
 export async function readConversationRecord(
   ctx: DomainContext,
   organizationId: string,
   conversationId: string,
+  visitor?: VisitorBinding,
 ): Promise<ConversationRecord> {
   const { Item } = await ctx.db.client.send(
     new GetCommand({
@@ -99,7 +104,9 @@ export async function readConversationRecord(
     }),
   );
   if (!Item) throw new AppError("conversation_not_found");
-  return records.conversation(Item);
+  const conversation = records.conversation(Item);
+  if (!visitorOwns(visitor, conversation)) throw new AppError("conversation_not_found");
+  return conversation;
 }
 
 /** Whether `from → to` is a change, no change (already there), or refused (409). */
@@ -116,7 +123,12 @@ export function transitionVerdict(
 /** Changes a conversation's status (see the module comment for the rules and races). */
 export async function changeStatus(ctx: DomainContext, input: TransitionInput): Promise<TransitionOutcome> {
   for (let attempt = 1; ; attempt += 1) {
-    const current = await readConversationRecord(ctx, input.organizationId, input.conversationId);
+    const current = await readConversationRecord(
+      ctx,
+      input.organizationId,
+      input.conversationId,
+      input.visitor,
+    );
     if (input.ifLastActivityAt !== undefined && activityOf(current) !== input.ifLastActivityAt)
       return { conversation: current, changed: false, messages: [] };
     const verdict = transitionVerdict(current.status, input.to);

@@ -40,6 +40,10 @@ export interface StartConversationInput {
   userPhone?: string;
   /** Started by the console's "Try it" (its key is a test key): marked as a test. */
   test?: boolean;
+  /** Started by the website widget (absent: a client of the API). */
+  channel?: "widget";
+  /** A website visitor starts it: any chatbot but this one (their session's) is not found. */
+  onlyChatbot?: string;
   /** The Idempotency-Key's fence, when the request carries one. */
   fence?: WorkFence<StartedConversation>;
 }
@@ -53,6 +57,8 @@ export async function startConversation(
   ctx: DomainContext,
   input: StartConversationInput,
 ): Promise<StartedConversation> {
+  if (input.onlyChatbot !== undefined && input.onlyChatbot !== input.chatbotId)
+    throw new AppError("chatbot_not_found");
   const now = isoTime(ctx.clock());
   const conversationId = randomUUID();
   const contactWrite = {
@@ -77,6 +83,7 @@ export async function startConversation(
       cursorSecret: newCursorSecret(),
       ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
       ...(input.test ? { test: true as const } : {}),
+      ...(input.channel ? { channel: input.channel } : {}),
     };
     const link = { conversationId, organizationId: input.organizationId, createdAt: now };
     const chatbotCheck = contact.actions.length;

@@ -3,6 +3,7 @@
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { cursorIsGenuine, cursorSortKey, signCursor } from "#functions/domain/cursors";
+import { type VisitorBinding, visitorOwns } from "#functions/domain/visitor-access";
 import { AppError, validationError } from "#functions/errors";
 import {
   type ConversationRecord,
@@ -16,6 +17,8 @@ import {
 export interface ListMessagesInput {
   organizationId: string;
   conversationId: string;
+  /** A website visitor reads: only their own conversation (another is not found). */
+  visitor?: VisitorBinding;
   limit: number;
   cursor?: string;
 }
@@ -55,6 +58,7 @@ export async function listMessages(ctx: DomainContext, input: ListMessagesInput)
   ]);
   if (!meta.Item) throw new AppError("conversation_not_found");
   const conversation = records.conversation(meta.Item);
+  if (!visitorOwns(input.visitor, conversation)) throw new AppError("conversation_not_found");
   if (input.cursor !== undefined && !cursorIsGenuine(input.cursor, conversation))
     throw invalidCursor(input.cursor);
 

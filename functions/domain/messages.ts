@@ -51,6 +51,7 @@ import { changeStatus } from "#functions/domain/conversation-states";
 import type { WorkFence } from "#functions/domain/idempotency";
 import { dueFreeze, freezeClauses, type HandoffReason } from "#functions/domain/outcomes";
 import { recordTurnUsage } from "#functions/domain/usage";
+import { type VisitorBinding, visitorOwns } from "#functions/domain/visitor-access";
 import { AppError, serviceUnavailable } from "#functions/errors";
 import { recordGap } from "#functions/knowledge/gaps";
 import { fitToBudget, groundingFrom } from "#functions/knowledge/grounding";
@@ -161,6 +162,8 @@ const HISTORY_READ_LIMIT = chatbotLimits.historyWindow.max;
 export interface SendMessageInput {
   organizationId: string;
   conversationId: string;
+  /** A website visitor sends: only in their own conversation (another is not found). */
+  visitor?: VisitorBinding;
   message: string;
   attachments: readonly AttachmentInput[];
   /** Milliseconds left before the Lambda times out. */
@@ -207,6 +210,7 @@ export async function sendMessage(ctx: TurnContext, input: SendMessageInput): Pr
   try {
     // Round trip 1 (begun alongside the Idempotency-Key's claim when there is one).
     const start = await (input.start ?? readTurnStart(ctx, input.organizationId, input.conversationId));
+    if (!visitorOwns(input.visitor, start.conversation)) throw new AppError("conversation_not_found");
     // The turn an earlier attempt with this Idempotency-Key began (its visitor message is stored).
     const resumed = input.fence?.progress.turn;
     if (resumed === undefined) checkTakesMessages(start.conversation);

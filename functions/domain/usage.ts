@@ -14,6 +14,7 @@
 import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DomainContext } from "#functions/domain/context";
 import { describeError, log } from "#functions/log";
+import { refusedItem } from "#functions/store/conditions";
 import {
   entities,
   type Item,
@@ -103,6 +104,55 @@ export async function recordTurnUsage(ctx: DomainContext, usage: TurnUsage): Pro
     );
   } catch (error) {
     log.warn("could not count the turn's usage", { errorName: describeError(error).errorName });
+  }
+}
+
+/** What the daily budget said: admitted (with what is left), or refused until the next UTC day. */
+export type BudgetAdmission =
+  | { admitted: true; remaining: number }
+  | { admitted: false; resetAt: number; retryAfterSeconds: number };
+
+/**
+ * Takes one visitor message from a chatbot's daily budget for its widget: one conditional ADD on the
+ * chatbot's usage item of the day, refused (and nothing written) once `budget` messages were taken.
+ * Plain ADDs on one item serialise without conflicts, so the budget holds under any concurrency.
+ */
+export async function takeFromDailyBudget(
+  ctx: DomainContext,
+  input: { organizationId: string; chatbotId: string; budget: number; at: number },
+): Promise<BudgetAdmission> {
+  const day = dayOf(input.at);
+  const nextDay = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+  try {
+    const result = await ctx.db.client.send(
+      new UpdateCommand({
+        TableName: ctx.db.tableName,
+        Key: keys.usage(input.organizationId, day, input.chatbotId),
+        UpdateExpression:
+          "SET organizationId = :org, chatbotId = :bot, #day = :day, #entity = :entity, #ttl = :ttl ADD widgetMessages :one",
+        ConditionExpression: "attribute_not_exists(widgetMessages) OR widgetMessages < :budget",
+        ExpressionAttributeNames: { "#day": "day", "#entity": "entity", "#ttl": "ttl" },
+        ExpressionAttributeValues: {
+          ":org": input.organizationId,
+          ":bot": input.chatbotId,
+          ":day": day,
+          ":entity": entities.usage,
+          ":ttl": Math.floor(nextDay / 1000) - 86_400 + USAGE_RETENTION_DAYS * 86_400,
+          ":one": 1,
+          ":budget": input.budget,
+        },
+        ReturnValues: "UPDATED_NEW",
+      }),
+    );
+    const taken = Number(result.Attributes?.widgetMessages ?? input.budget);
+    return { admitted: true, remaining: Math.max(0, input.budget - taken) };
+  } catch (error) {
+    refusedItem(error);
+    return {
+      admitted: false,
+      resetAt: Math.ceil(nextDay / 1000),
+      retryAfterSeconds: Math.max(1, Math.ceil((nextDay - input.at) / 1000)),
+    };
   }
 }
 

@@ -28,6 +28,6 @@ export async function handler(
   return withRequestScope(event.requestContext.requestId, async () => ({
     isAuthorized: true,
     // A thrown authorizer would be the gateway's 500 with its own body: the verdict reports failures instead.
-    context: await apiKeyVerdict(ctx, event.headers?.authorization),
+    context: await apiKeyVerdict(ctx, event.headers?.authorization, event.routeKey),
   }));
 }

@@ -32,9 +32,10 @@ export const contract = {
   operationId: "createConversation",
   summary: "Start a conversation",
   description:
-    "Starts a new conversation with the given chatbot of your organization. A contact is the person behind conversations: give `contact_id` (or `visitor_id`) to reuse one of your organization's contacts (the `user_*` fields sent update it) or to create one with your own id; leave it out for a new one. Another organization's contact is a 403 and nothing is created. Send an `Idempotency-Key` header to retry safely.",
+    "Starts a new conversation with the given chatbot of your organization. A contact is the person behind conversations: give `contact_id` (or `visitor_id`) to reuse one of your organization's contacts (the `user_*` fields sent update it) or to create one with your own id; leave it out for a new one. Another organization's contact is a 403 and nothing is created. Send an `Idempotency-Key` header to retry safely. With a website visitor's token (`POST /api/widget/session`): only the session's chatbot (another is a 404), the contact is the session's (contact fields and `external_id` are ignored), and the conversation's `channel` is `widget`.",
   tags: ["Conversations"],
   auth: "apiKey",
+  widget: "requests",
   idempotent: true,
   body,
   response,
@@ -50,17 +51,31 @@ const render = (started: StartedConversation) => ({
 export const handler = apiHandler(
   contract,
   async ({ caller, body, idempotency }) => {
-    const started = await startConversation(ctx, {
-      organizationId: caller.organizationId,
-      chatbotId: body.chatbot_id,
-      contactId: given(body.contact_id) ?? given(body.visitor_id),
-      externalId: given(body.external_id),
-      userName: given(body.user_name),
-      userEmail: given(body.user_email),
-      userPhone: given(body.user_phone),
-      test: caller.test,
-      ...(idempotency ? { fence: idempotency.fence(render) } : {}),
-    });
+    const fence = idempotency ? { fence: idempotency.fence(render) } : {};
+    const { visitor } = caller;
+    const started = await startConversation(
+      ctx,
+      visitor
+        ? {
+            organizationId: caller.organizationId,
+            chatbotId: body.chatbot_id,
+            onlyChatbot: visitor.chatbotId,
+            contactId: visitor.contactId,
+            channel: "widget",
+            ...fence,
+          }
+        : {
+            organizationId: caller.organizationId,
+            chatbotId: body.chatbot_id,
+            contactId: given(body.contact_id) ?? given(body.visitor_id),
+            externalId: given(body.external_id),
+            userName: given(body.user_name),
+            userEmail: given(body.user_email),
+            userPhone: given(body.user_phone),
+            test: caller.test,
+            ...fence,
+          },
+    );
     return render(started);
   },
   { idempotency: (route) => idempotencyMiddleware(route, () => ctx) },

@@ -17,6 +17,7 @@ export const contract = {
   description: "The conversation's chatbot, contact, external id, status, and message count.",
   tags: ["Conversations"],
   auth: "apiKey",
+  widget: "requests",
   path,
   response,
   errors: [401, 403, 404, 422, 429, 500, 503],
@@ -26,6 +27,9 @@ const ctx = contextFromEnvironment();
 
 export const handler = apiHandler(contract, async ({ caller, path }) => ({
   body: toPublicConversationView(
-    await withContact(ctx, await readConversationRecord(ctx, caller.organizationId, path.conversation_id)),
+    await withContact(
+      ctx,
+      await readConversationRecord(ctx, caller.organizationId, path.conversation_id, caller.visitor),
+    ),
   ),
 }));

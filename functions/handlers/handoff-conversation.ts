@@ -30,6 +30,7 @@ export const contract = {
     "Moves an open conversation to `handoff`: the chatbot stops answering and a person of the organization answers. Repeating it is harmless (the same 200). A closed conversation answers 409. The body is optional.",
   tags: ["Conversations"],
   auth: "apiKey",
+  widget: "requests",
   path,
   body,
   bodyOptional: true,
@@ -44,8 +45,9 @@ export const handler = apiHandler(contract, async ({ caller, path, body }) => {
     organizationId: caller.organizationId,
     conversationId: path.conversation_id,
     to: "handoff",
-    cause: "client",
-    actor: { kind: "api_key", id: caller.keyId },
+    ...(caller.visitor
+      ? { visitor: caller.visitor, cause: "visitor" as const, actor: { kind: "visitor" as const } }
+      : { cause: "client" as const, actor: { kind: "api_key" as const, id: caller.keyId } }),
     ...(body.reason === undefined ? {} : { reason: body.reason }),
   });
   return { body: toPublicConversationView(await withContact(ctx, outcome.conversation)) };

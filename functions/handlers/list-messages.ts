@@ -91,6 +91,7 @@ export const contract = {
     "The messages of one conversation (the visitor's, the chatbot's, people's replies and status changes), oldest first, a page at a time.",
   tags: ["Messages"],
   auth: "apiKey",
+  widget: "requests",
   path,
   query,
   response,
@@ -103,6 +104,7 @@ export const handler = apiHandler(contract, async ({ caller, path, query }) => {
   const page = await listMessages(ctx, {
     organizationId: caller.organizationId,
     conversationId: path.conversation_id,
+    ...(caller.visitor ? { visitor: caller.visitor } : {}),
     limit: query.limit,
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
   });

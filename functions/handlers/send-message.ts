@@ -35,6 +35,7 @@ export const contract = {
     "Sends the visitor's message (text and images) in a conversation and returns the chatbot's reply. The message is stored before the chatbot runs; if the model or a tool fails or is slow, the reply is the chatbot's fallback text. Send an `Idempotency-Key` header to retry safely.",
   tags: ["Messages"],
   auth: "apiKey",
+  widget: "messages",
   idempotent: true,
   body,
   response,
@@ -64,6 +65,7 @@ export const handler = apiHandler(
     const turn = await sendMessage(ctx, {
       organizationId: caller.organizationId,
       conversationId: body.conversation_id,
+      ...(caller.visitor ? { visitor: caller.visitor } : {}),
       message: body.message,
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),

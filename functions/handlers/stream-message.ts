@@ -78,6 +78,7 @@ export const contract = {
     "Sends the visitor's message like `POST /api/message`, and streams the chatbot's reply as Server-Sent Events as the model writes it. Served at the stream base URL (the `StreamUrl` stack output), not the API's base URL. Any error before the stream starts is the ordinary JSON answer.",
   tags: ["Messages"],
   auth: "apiKey",
+  widget: "messages",
   idempotent: true,
   body,
   response,
@@ -106,6 +107,7 @@ export const handler = apiStreamHandler(
     const turn = sendMessage(ctx, {
       organizationId: caller.organizationId,
       conversationId: body.conversation_id,
+      ...(caller.visitor ? { visitor: caller.visitor } : {}),
       message: body.message,
       attachments: attachmentInputs(body),
       remainingTimeMs: remainingTimeMs(),
@@ -146,7 +148,7 @@ export const handler = apiStreamHandler(
     return { stream: output, headers: { ...eventStreamHeaders }, done };
   },
   {
-    authorize: (authorization) => apiKeyVerdict(authorizerCtx, authorization),
+    authorize: (authorization, routeKey) => apiKeyVerdict(authorizerCtx, authorization, routeKey),
     idempotency: (operation) =>
       idempotencyMiddleware(operation, () => ctx, { alongsideClaim: turnStart.begin }),
     replay: (stored) => ({

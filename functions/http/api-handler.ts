@@ -3,7 +3,8 @@
  *
  *   response  – serialises the result; turns any error into Format B (`{"detail": …}`), or Format A
  *               under `/manage/`; adds X-Request-Id and, for a caller with a bucket, the
- *               X-RateLimit-* headers, on every response
+ *               X-RateLimit-* headers, on every response; on the widget's routes, the CORS
+ *               headers (http/cors.ts)
  *   auth      – turns the authorizer's verdict into 401 / 403 / 429 (routes with `auth: "apiKey"`);
  *               with `auth: "optionalApiKey"` a request without a valid key goes on, anonymous;
  *               with `auth: "manage"` the management authorizer's verdict, and the route's role
@@ -20,6 +21,7 @@ import middy, { type MiddlewareObj, type Request } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type * as z from "zod/mini";
 import type { IdempotencyScope, StoredResponse, WorkFence } from "#functions/domain/idempotency";
+import type { VisitorBinding } from "#functions/domain/visitor-access";
 import {
   AppError,
   type AppError as AppErrorType,
@@ -30,7 +32,8 @@ import {
   type ValidationItem,
   validationError,
 } from "#functions/errors";
-import { type AuthorizerContext, readAuthorizerContext } from "#functions/http/authorizer-context";
+import { type AuthorizerContext, readAuthorizerContext, visitorOf } from "#functions/http/authorizer-context";
+import { corsHeaders } from "#functions/http/cors";
 import { parseJsonBody } from "#functions/http/json-body";
 import {
   type ManagePrincipal,
@@ -76,6 +79,11 @@ export interface RouteContract<
   path?: Path;
   /** `auth: "manage"`: who may call it; the same as the route table's (a unit test compares them). */
   access?: ManageAccess;
+  /**
+   * The website widget calls it (CORS; on `apiKey` routes a visitor's token too, then `caller.visitor`
+   * is set); the same as the route table's `widget` (a unit test compares them).
+   */
+  widget?: "requests" | "messages";
   /** Status of a success (default 200); 204 answers without a body. */
   status?: 200 | 201 | 202 | 204;
   /** Schema of the success response. */
@@ -90,6 +98,11 @@ export interface Caller {
   rateLimit: number;
   /** The key is a console "Try it" key. */
   test: boolean;
+  /**
+   * A website visitor's access token rather than an API key: the contact and chatbot it is bound to.
+   * Only on the widget's routes; every domain call on its behalf is held to them.
+   */
+  visitor?: VisitorBinding;
 }
 
 /** A management caller: a person or a manage key, and the role it acts with. */
@@ -123,6 +136,10 @@ export interface ApiRequest<C extends RouteContract> {
   requestId: string;
   method: string;
   rawPath: string;
+  /** The request's headers, names in lower case (as API Gateway hands them over). */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The address the request came from, as API Gateway saw it. */
+  sourceIp: string;
   /** Milliseconds left before the Lambda times out. */
   remainingTimeMs: () => number;
   /**
@@ -213,7 +230,7 @@ export function apiHandler<C extends RouteContract>(
         ? noopMiddleware
         : contract.auth === "manage"
           ? manageAuthMiddleware(contract.access)
-          : authMiddleware(contract.auth === "optionalApiKey"),
+          : authMiddleware(contract.auth === "optionalApiKey", contract.widget !== undefined),
     );
   if (contract.body) chain.use(jsonBodyMiddleware(contract.bodyOptional === true));
   chain.use(validationMiddleware(contract));
@@ -240,6 +257,8 @@ export function apiRequestOf<C extends RouteContract>(event: ApiEvent, context: 
     requestId: event.requestContext.requestId,
     method: event.requestContext.http.method,
     rawPath: event.rawPath,
+    headers: event.headers ?? {},
+    sourceIp: event.requestContext.http.sourceIp,
     remainingTimeMs: () => (context.getRemainingTimeInMillis ? context.getRemainingTimeInMillis() : 29_000),
     idempotency: claimed
       ? {
@@ -295,6 +314,9 @@ export function responseMiddleware(
       ...(state.manageVerdict
         ? manageRateLimitHeaders(state.manageVerdict)
         : rateLimitHeaders(state.verdict, response.statusCode)),
+      ...(contract.widget && !isApiKeyVerdict(state.verdict)
+        ? corsHeaders(request.event.headers?.origin)
+        : {}),
     };
     log.info("request completed", {
       route: contract.operationId,
@@ -346,6 +368,13 @@ function authorizerLambdaContext(event: ApiEvent): unknown {
   return context.authorizer?.lambda;
 }
 
+/** A verdict on an API key (not a visitor's token, not a missing or invalid credential). */
+function isApiKeyVerdict(verdict: AuthorizerContext | undefined): boolean {
+  if (!verdict) return false;
+  if (verdict.outcome === "subscription_inactive") return true;
+  return (verdict.outcome === "allowed" || verdict.outcome === "rate_limited") && !verdict.visitorId;
+}
+
 /** Every response to a request with a valid key carries these, errors included. */
 function rateLimitHeaders(verdict: AuthorizerContext | undefined, status: number): Record<string, string> {
   if (
@@ -383,12 +412,18 @@ function manageRateLimitHeaders(verdict: ManageVerdict): Record<string, string> 
 
 export function authMiddleware(
   keyOptional: boolean,
+  visitorsAllowed = false,
 ): MiddlewareObj<ApiEvent, ApiResponse, Error, Context, { state: RouteState }> {
   return {
     before: (request) => {
       const state = stateOf(request);
       const verdict = state.verdict;
-      if (!verdict || verdict.outcome === "invalid_key") {
+      // A visitor's token outside the widget's routes is no key at all (the authorizer says so too).
+      const misplacedVisitor =
+        !visitorsAllowed &&
+        (verdict?.outcome === "allowed" || verdict?.outcome === "rate_limited") &&
+        verdict.visitorId !== undefined;
+      if (!verdict || verdict.outcome === "invalid_key" || misplacedVisitor) {
         if (keyOptional) return;
         throw new AppError("invalid_api_key", { headers: { "www-authenticate": "Bearer" } });
       }
@@ -397,11 +432,13 @@ export function authMiddleware(
       if (verdict.outcome === "error") throw new Error("authorizer reported an internal error");
       annotateRequest({ organizationId: verdict.organizationId, keyId: verdict.keyId });
       if (verdict.outcome === "rate_limited") throw rateLimitedError(verdict);
+      const visitor = visitorOf(verdict);
       state.caller = {
         organizationId: verdict.organizationId,
         keyId: verdict.keyId,
         rateLimit: verdict.limit,
         test: verdict.outcome === "allowed" && verdict.test === true,
+        ...(visitor ? { visitor } : {}),
       };
     },
   };
@@ -497,7 +534,7 @@ function principalLog(principal: ManagePrincipal): Record<string, string> {
 function rateLimitedError(verdict: Extract<AuthorizerContext, { outcome: "rate_limited" }>): AppErrorType {
   return new AppError("rate_limited", {
     detail: rateLimitDetail({
-      kind: "apiKey",
+      kind: verdict.limitKind ?? "apiKey",
       limit: verdict.limit,
       resetAt: verdict.resetAt,
       retryAfter: verdict.retryAfter,

@@ -16,14 +16,18 @@ import { type AuthorizerContext, toAuthorizerContext } from "#functions/http/aut
 import { describeError, log } from "#functions/log";
 import { recordAuthorizerFailure, recordRateLimited } from "#functions/observability/metrics";
 
+/** `routeKey`: the route as API Gateway names it (`POST /api/message`), for visitors' tokens. */
 export async function apiKeyVerdict(
   ctx: DomainContext,
   authorization: string | undefined,
+  routeKey?: string,
 ): Promise<AuthorizerContext> {
   const deadline = AbortSignal.timeout(AUTHORIZER_VERDICT_DEADLINE_MS);
   const started = Date.now();
   try {
-    const verdict = toAuthorizerContext(await raceAbort(authenticate(ctx, authorization), deadline));
+    const verdict = toAuthorizerContext(
+      await raceAbort(authenticate(ctx, authorization, routeKey), deadline),
+    );
     log.debug("verdict", { outcome: verdict.outcome, durationMs: Date.now() - started });
     if (verdict.outcome === "rate_limited") recordRateLimited("public");
     return verdict;

@@ -9,9 +9,17 @@
  * without the authorizer) fails closed: it answers 401.
  */
 import type { AuthOutcome } from "#functions/domain/authentication";
+import type { VisitorBinding, VisitorLimitKind } from "#functions/domain/visitor-access";
+
+/** A website visitor's access token: the visitor, chatbot and contact it speaks for (flat: context values are scalars). */
+export interface VisitorContext {
+  visitorId: string;
+  visitorChatbotId: string;
+  visitorContactId: string;
+}
 
 export type AuthorizerContext =
-  | {
+  | ({
       outcome: "allowed";
       organizationId: string;
       keyId: string;
@@ -20,8 +28,8 @@ export type AuthorizerContext =
       resetAt: number;
       /** A console "Try it" key (absent otherwise): the conversations it starts are tests. */
       test?: true;
-    }
-  | {
+    } & Partial<VisitorContext>)
+  | ({
       outcome: "rate_limited";
       organizationId: string;
       keyId: string;
@@ -29,12 +37,31 @@ export type AuthorizerContext =
       remaining: number;
       resetAt: number;
       retryAfter: number;
-    }
+      /** A visitor's refusal: which of their limits. */
+      limitKind?: VisitorLimitKind;
+    } & Partial<VisitorContext>)
   | { outcome: "invalid_key" }
   | { outcome: "subscription_inactive"; limit: number; remaining: number; resetAt: number }
   /** The table did not answer in time: the integration answers 503. */
   | { outcome: "unavailable" }
   | { outcome: "error" };
+
+const visitorContext = (visitor: VisitorBinding | undefined): Partial<VisitorContext> =>
+  visitor
+    ? {
+        visitorId: visitor.visitorId,
+        visitorChatbotId: visitor.chatbotId,
+        visitorContactId: visitor.contactId,
+      }
+    : {};
+
+/** The visitor a verdict names, when it names all three parts. */
+export function visitorOf(context: Partial<VisitorContext>): VisitorBinding | undefined {
+  const { visitorId, visitorChatbotId, visitorContactId } = context;
+  return visitorId && visitorChatbotId && visitorContactId
+    ? { visitorId, chatbotId: visitorChatbotId, contactId: visitorContactId }
+    : undefined;
+}
 
 export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
   switch (outcome.kind) {
@@ -47,6 +74,7 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
         remaining: outcome.rate.remaining,
         resetAt: outcome.rate.resetAt,
         ...(outcome.test ? { test: true as const } : {}),
+        ...visitorContext(outcome.visitor),
       };
     case "rate_limited":
       return {
@@ -57,6 +85,8 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
         remaining: 0,
         resetAt: outcome.rate.resetAt,
         retryAfter: outcome.retryAfterSeconds,
+        ...(outcome.limitKind ? { limitKind: outcome.limitKind } : {}),
+        ...visitorContext(outcome.visitor),
       };
     case "invalid_key":
       return { outcome: "invalid_key" };
@@ -79,6 +109,17 @@ function countOf(value: unknown): number | undefined {
   return undefined;
 }
 
+const limitKinds: readonly VisitorLimitKind[] = ["visitor_requests", "visitor_messages", "daily_budget"];
+
+/** A visitor's three ids, all or none (null: some but not all, which no authorizer sends). */
+function readVisitorContext(context: Record<string, unknown>): Partial<VisitorContext> | null {
+  const { visitorId, visitorChatbotId, visitorContactId } = context;
+  const given = [visitorId, visitorChatbotId, visitorContactId].filter((value) => value !== undefined);
+  if (given.length === 0) return {};
+  if (!isString(visitorId) || !isString(visitorChatbotId) || !isString(visitorContactId)) return null;
+  return { visitorId, visitorChatbotId, visitorContactId };
+}
+
 /** Reads the verdict defensively; anything unexpected counts as no verdict. */
 export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefined {
   if (raw === null || typeof raw !== "object") return undefined;
@@ -98,6 +139,8 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
         resetAt === undefined
       )
         return undefined;
+      const visitor = readVisitorContext(context);
+      if (visitor === null) return undefined;
       if (context.outcome === "allowed") {
         // Like the counts, the flag may arrive as its string.
         const test = context.test === true || context.test === "true";
@@ -109,11 +152,23 @@ export function readAuthorizerContext(raw: unknown): AuthorizerContext | undefin
           remaining,
           resetAt,
           ...(test ? { test } : {}),
+          ...visitor,
         };
       }
       const retryAfter = countOf(context.retryAfter);
       if (retryAfter === undefined) return undefined;
-      return { outcome: "rate_limited", organizationId, keyId, limit, remaining, resetAt, retryAfter };
+      const limitKind = limitKinds.find((kind) => kind === context.limitKind);
+      return {
+        outcome: "rate_limited",
+        organizationId,
+        keyId,
+        limit,
+        remaining,
+        resetAt,
+        retryAfter,
+        ...(limitKind ? { limitKind } : {}),
+        ...visitor,
+      };
     }
     case "subscription_inactive": {
       const limit = countOf(context.limit);

@@ -94,6 +94,13 @@ export const toMessageCounts = (record: ConversationRecord) => ({
   visitor_message_count: record.visitorMessageCount ?? 0,
 });
 
+/** Where a conversation comes from: the website widget, or a client of the API. */
+export const conversationChannel = z
+  .enum(["api", "widget"])
+  .check(z.describe("`widget`: started by a visitor in the website widget; `api`: by a client of the API."));
+
+export const channelOf = (record: ConversationRecord): "api" | "widget" => record.channel ?? "api";
+
 export const publicConversationView = z.object({
   conversation_id: z.string(),
   chatbot_id: z.string(),
@@ -110,6 +117,7 @@ export const publicConversationView = z.object({
   ),
   ...messageCounts,
   ...outcomeFields,
+  channel: conversationChannel,
 });
 
 export const toPublicConversationView = ({
@@ -128,6 +136,7 @@ export const toPublicConversationView = ({
     (record.messageCount ?? 0) > 0 ? (record.lastMessageAt ?? record.lastActivityAt ?? null) : null,
   ...toMessageCounts(record),
   ...toOutcomeFields(record),
+  channel: channelOf(record),
 });
 
 /** A listing's query parameters (public or management) as the domain's filters: the ones given only. */

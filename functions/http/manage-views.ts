@@ -4,6 +4,7 @@
  * snake_case; absent optional values are `null`; secrets never appear (tool credentials as masked
  * hints, API keys by their prefix).
  */
+
 import * as z from "zod/mini";
 import { handoffDefaults } from "#functions/agent/handoff";
 import type { ConversationWithContact } from "#functions/domain/contacts";
@@ -12,6 +13,8 @@ import { lookupAttribute, lookupOutcomes } from "#functions/domain/usage";
 import type { WebhookDeliveryView, WebhookEndpointView } from "#functions/domain/webhooks";
 import { contactSummaryView, toContactSummaryView } from "#functions/http/contact-view";
 import {
+  channelOf,
+  conversationChannel,
   messageCounts,
   outcomeFields,
   testMark,
@@ -254,6 +257,7 @@ export const conversationView = z.object({
   ...messageCounts,
   test: testMark,
   ...outcomeFields,
+  channel: conversationChannel,
 });
 
 export const toConversationView = ({
@@ -272,6 +276,7 @@ export const toConversationView = ({
   ...toMessageCounts(record),
   test: record.test === true,
   ...toOutcomeFields(record),
+  channel: channelOf(record),
 });
 
 // ---------- usage ----------

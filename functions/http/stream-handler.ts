@@ -9,6 +9,9 @@
  *   route     – a function URL receives every path and method: anything but the route's own is
  *               answered as the HTTP API's route-miss answers it (404 / 405, a valid key's rate
  *               state included);
+ *   preflight – on a route the website widget calls, a CORS preflight (`OPTIONS` on the route's
+ *               path) is answered 204 before anything else (http/cors.ts): the function URL has
+ *               no CORS configuration of its own, so the answers are exactly the HTTP API's;
  * then response, auth, JSON body, validation and idempotency exactly as on the HTTP API. So every
  * error before the stream starts is the ordinary JSON answer, with X-Request-Id and X-RateLimit-*.
  *
@@ -47,6 +50,7 @@ import {
   validationMiddleware,
 } from "#functions/http/api-handler";
 import type { AuthorizerContext } from "#functions/http/authorizer-context";
+import { preflightResponse } from "#functions/http/cors";
 import { log, withRequestScope } from "#functions/log";
 
 /** A response whose body is written after it began. */
@@ -63,8 +67,11 @@ export interface StreamRoute {
 }
 
 export interface StreamHandlerOptions extends ApiHandlerOptions {
-  /** The verdict on the request's `Authorization` header. */
-  authorize: (authorization: string | undefined) => Promise<AuthorizerContext>;
+  /**
+   * The verdict on the request's `Authorization` header, on `routeKey` (`POST /path` for the route,
+   * `$default` for anything else, as the HTTP API's authorizer is told).
+   */
+  authorize: (authorization: string | undefined, routeKey: string) => Promise<AuthorizerContext>;
   /** How a stored 200 of an Idempotency-Key is replayed (default: as stored). */
   replay?: (stored: StoredResponse) => StreamBody | StoredResponse;
 }
@@ -103,10 +110,10 @@ export function apiStreamHandler<C extends RouteContract>(
       throw serviceUnavailable(new Error("the function ran out of time"));
     },
   })
-    .use(authorizeMiddleware(options.authorize))
+    .use(authorizeMiddleware(options.authorize, route))
     .use(responseMiddleware(contract))
     .use(routeMiddleware(route))
-    .use(authMiddleware(false));
+    .use(authMiddleware(false, contract.widget !== undefined));
   if (contract.body) chain.use(jsonBodyMiddleware());
   chain.use(validationMiddleware(contract));
   if (contract.idempotent && options.idempotency) chain.use(options.idempotency(contract.operationId));
@@ -132,7 +139,13 @@ export function apiStreamHandler<C extends RouteContract>(
 
   return awslambda.streamifyResponse((event: ApiEvent, responseStream: unknown, context: Context) =>
     withRequestScope(event.requestContext.requestId, async () => {
-      const response = await handler(event, context);
+      const preflight =
+        contract.widget !== undefined &&
+        event.requestContext.http.method === "OPTIONS" &&
+        event.rawPath === route.path;
+      const response = preflight
+        ? preflightResponse(event.headers?.origin, [route.method])
+        : await handler(event, context);
       try {
         await writeResponse(responseStream as Writable, response);
       } finally {
@@ -161,10 +174,18 @@ async function writeResponse(responseStream: Writable, response: ApiResponse): P
 }
 
 /** The verdict an authorizer would have handed over, put where the chain reads it. */
-function authorizeMiddleware(authorize: StreamHandlerOptions["authorize"]): RouteMiddleware {
+function authorizeMiddleware(
+  authorize: StreamHandlerOptions["authorize"],
+  route: StreamRoute,
+): RouteMiddleware {
   return {
     before: async (request) => {
-      const verdict = await authorize(request.event.headers?.authorization);
+      const { method } = request.event.requestContext.http;
+      const routeKey =
+        request.event.rawPath === route.path && method === route.method
+          ? `${route.method} ${route.path}`
+          : "$default";
+      const verdict = await authorize(request.event.headers?.authorization, routeKey);
       (request.event.requestContext as { authorizer?: unknown }).authorizer = { lambda: verdict };
     },
   };

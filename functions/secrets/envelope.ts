@@ -1,13 +1,14 @@
 /**
  * Encryption of secrets at rest (look-up tool credentials, webhook signing secrets, the model API
- * keys admins paste for their chatbots), behind one interface with two implementations:
+ * keys admins paste for their chatbots, widget identity secrets), behind one interface with two
+ * implementations:
  *
  * - KMS envelope encryption: `GenerateDataKey` (AES_256) per secret, the secret sealed locally with
  *   AES-256-GCM, the KMS-encrypted data key stored in the envelope. The KMS encryption context
  *   (`{organizationId, toolId}`, `{organizationId, webhookEndpointId}` or `{organizationId,
- *   chatbotId}`) binds the key to its owner (and shows up in CloudTrail), and the same ids are the
- *   GCM additional data, so an envelope copied to another tool, endpoint, chatbot or tenant fails to
- *   open.
+ *   chatbotId}` or `{organizationId, widgetChatbotId}`) binds the key to its owner (and shows up in
+ *   CloudTrail), and the same ids are the GCM additional data, so an envelope copied to another tool,
+ *   endpoint, chatbot, widget or tenant fails to open.
  * - A local key file (32 random bytes, base64) for the local runtime, created with mode 0600.
  *
  * Each kind of secret has its own key (the stack creates one per kind), so a function that may open
@@ -21,11 +22,15 @@ import { open, readFile } from "node:fs/promises";
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
 import { awsClientOptions } from "#functions/aws-clients";
 
-/** Whose secret an envelope holds: a look-up tool's credentials, a webhook endpoint's signing secret, a chatbot's model key. */
+/**
+ * Whose secret an envelope holds: a look-up tool's credentials, a webhook endpoint's signing secret,
+ * a chatbot's model key, or the identity secret of a chatbot's widget.
+ */
 export type SealContext =
   | { organizationId: string; toolId: string }
   | { organizationId: string; webhookEndpointId: string }
-  | { organizationId: string; chatbotId: string };
+  | { organizationId: string; chatbotId: string }
+  | { organizationId: string; widgetChatbotId: string };
 
 export interface EnvelopeCipher {
   encrypt(plaintext: string, context: SealContext): Promise<string>;
@@ -53,7 +58,9 @@ function additionalData(context: SealContext): Buffer {
       ? ["chatbot-tool-credential", context.organizationId, context.toolId]
       : "webhookEndpointId" in context
         ? ["chatbot-webhook-secret", context.organizationId, context.webhookEndpointId]
-        : ["chatbot-model-key", context.organizationId, context.chatbotId];
+        : "widgetChatbotId" in context
+          ? ["chatbot-widget-identity-secret", context.organizationId, context.widgetChatbotId]
+          : ["chatbot-model-key", context.organizationId, context.chatbotId];
   return Buffer.from(JSON.stringify(owner), "utf8");
 }
 
@@ -85,7 +92,9 @@ function kmsContext(context: SealContext): Record<string, string> {
     ? { organizationId: context.organizationId, toolId: context.toolId }
     : "webhookEndpointId" in context
       ? { organizationId: context.organizationId, webhookEndpointId: context.webhookEndpointId }
-      : { organizationId: context.organizationId, chatbotId: context.chatbotId };
+      : "widgetChatbotId" in context
+        ? { organizationId: context.organizationId, widgetChatbotId: context.widgetChatbotId }
+        : { organizationId: context.organizationId, chatbotId: context.chatbotId };
 }
 
 export function createKmsEnvelopeCipher(options: { client: KMSClient; keyId: string }): EnvelopeCipher {

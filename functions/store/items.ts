@@ -158,6 +158,24 @@ export const keys = {
     PK: `ORG#${organizationId}#WHEP#${endpointId}`,
     SK: `DLV#${deliveryId}`,
   }),
+  // ----- the website widget (domain/widget-settings.ts, domain/visitor-sessions.ts) -----
+  /**
+   * A chatbot's widget settings: a global look-up by chatbot id (the session route is given nothing
+   * else), carrying the organization it belongs to.
+   */
+  widget: (chatbotId: string): Key => ({ PK: `WIDGET#${chatbotId}`, SK: "WIDGET" }),
+  /** The session bucket of one client address for one chatbot (`address`: an IPv4 address or an IPv6 /64). */
+  sessionBucket: (chatbotId: string, address: string): Key => ({
+    PK: `WIDGET#${chatbotId}#ADDR#${address}`,
+    SK: "BUCKET",
+  }),
+  /** One browser on a chatbot's widget, keyed by the hash of its visitor secret. */
+  visitor: (visitorId: string): Key => ({ PK: `VISITOR#${visitorId}`, SK: "VISITOR" }),
+  /** The contact of a verified identity (`sub` of the business's identity token), hashed. */
+  identitySubject: (organizationId: string, subjectHash: string): Key => ({
+    PK: `ORG#${organizationId}#SUBJECT#${subjectHash}`,
+    SK: "SUBJECT",
+  }),
 } as const;
 
 /** Partition and sort-key prefixes used by Queries; each prefix ends in its separator. */
@@ -371,6 +389,8 @@ export interface UsageRecord {
   lookupRateLimited?: number;
   lookupTimeout?: number;
   lookupUnavailable?: number;
+  /** Visitor messages the website widget took (its daily budget counts these). */
+  widgetMessages?: number;
 }
 
 /** Visitors' questions of one kind, on one day, that the chatbot's knowledge could not answer. */
@@ -559,12 +579,17 @@ export interface ContactSearchTermRecord {
 
 export type ConversationStatus = "open" | "handoff" | "closed";
 
+/** Where a conversation comes from: the website widget, or a client of the API (absent: `api`). */
+export type ConversationChannel = "api" | "widget";
+
 export interface ConversationRecord {
   conversationId: string;
   organizationId: string;
   chatbotId: string;
   contactId: string;
   externalId?: string;
+  /** Absent on conversations started through the API (and on those made before channels existed). */
+  channel?: "widget";
   status: ConversationStatus;
   /** When `status` last changed (its webhook event's time). */
   statusChangedAt?: string;
@@ -818,6 +843,66 @@ export interface WebhookDeliveryRecord {
   expiresAt: number;
 }
 
+/** How the widget looks and greets (the session hands it to the widget with the welcome message). */
+export interface WidgetAppearance {
+  title: string;
+  /** `#rrggbb`. */
+  color: string;
+  position: "right" | "left";
+  /** The launcher's text; empty: the widget's own word for "Chat" in the visitor's language. */
+  launcherLabel: string;
+  starterQuestions: string[];
+  /** `auto` (the host page's `lang`) or a BCP 47 tag. */
+  language: string;
+}
+
+export type IdentityVerification = "off" | "optional" | "required";
+
+export interface WidgetRecord {
+  chatbotId: string;
+  organizationId: string;
+  enabled: boolean;
+  /** Exact origins, or one leading wildcard label (`https://*.shop.example`); normalised. */
+  allowedOrigins: string[];
+  identityVerification: IdentityVerification;
+  appearance: WidgetAppearance;
+  /** Visitor messages a day (UTC) this chatbot's widget may take. */
+  dailyMessageBudget: number;
+  /** Identity secrets, sealed, newest first; a rotated-out one verifies until `expiresAt`. */
+  identitySecrets: StoredSigningSecret[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * One browser on one chatbot's widget (`visitorId` = the hash of its visitor secret): the contact it
+ * speaks for, its access tokens (hashes) and its buckets.
+ */
+export interface VisitorRecord {
+  visitorId: string;
+  organizationId: string;
+  chatbotId: string;
+  contactId: string;
+  /** The hash of the identity `sub` this browser last proved; absent: anonymous. */
+  subjectHash?: string;
+  /** Access tokens by hash: epoch seconds at which each stops working. */
+  tokens: Record<string, number>;
+  /** The chatbot's daily budget as of the last session (the authorizer reads it here, not from the widget). */
+  dailyMessageBudget: number;
+  /** Token buckets (epoch ms TATs): requests, and messages. */
+  requestTat?: number;
+  messageTat?: number;
+  createdAt: string;
+  lastSeenAt: string;
+}
+
+export interface IdentitySubjectRecord {
+  organizationId: string;
+  subjectHash: string;
+  contactId: string;
+  createdAt: string;
+}
+
 // ---------- item <-> record ----------
 
 const entity = {
@@ -847,6 +932,10 @@ const entity = {
   analytics: "Analytics",
   counter: "Counter",
   toolName: "ToolName",
+  widget: "Widget",
+  sessionBucket: "SessionBucket",
+  visitor: "Visitor",
+  identitySubject: "IdentitySubject",
 } as const;
 
 /** Usage records are kept this long (reports cover at least the last 90 days). */
@@ -1020,7 +1109,33 @@ export const items = {
       ...record,
     };
   },
+  widget(record: WidgetRecord): Item {
+    return { ...keys.widget(record.chatbotId), entity: entity.widget, ...record };
+  },
+  /** Kept `VISITOR_RETENTION_DAYS` after its last session. */
+  visitor(record: VisitorRecord): Item {
+    return {
+      ...keys.visitor(record.visitorId),
+      entity: entity.visitor,
+      ttl: visitorExpiry(Date.parse(record.lastSeenAt)),
+      ...record,
+    };
+  },
+  identitySubject(record: IdentitySubjectRecord): Item {
+    return {
+      ...keys.identitySubject(record.organizationId, record.subjectHash),
+      entity: entity.identitySubject,
+      ...record,
+    };
+  },
 } as const;
+
+/** A visitor secret resumes its contact for this many days after its last use. */
+export const VISITOR_RETENTION_DAYS = 90;
+
+/** Epoch seconds at which a visitor last seen at `lastSeenMs` is forgotten (its `ttl`). */
+export const visitorExpiry = (lastSeenMs: number): number =>
+  Math.ceil(lastSeenMs / 1000) + VISITOR_RETENTION_DAYS * 86_400;
 
 /** Strips the key and bookkeeping attributes, leaving the record's own fields. */
 function recordFields(item: Item): Item {
@@ -1060,6 +1175,9 @@ export const records = {
   webhookDelivery: (item: Item) => recordFields(item) as unknown as WebhookDeliveryRecord,
   knowledgeGap: (item: Item) => recordFields(item) as unknown as KnowledgeGapRecord,
   replyReference: (item: Item) => recordFields(item) as unknown as ReplyReferenceRecord,
+  widget: (item: Item) => recordFields(item) as unknown as WidgetRecord,
+  visitor: (item: Item) => recordFields(item) as unknown as VisitorRecord,
+  identitySubject: (item: Item) => recordFields(item) as unknown as IdentitySubjectRecord,
 } as const;
 
 export const entityOf = (item: Item): string | undefined =>

@@ -129,6 +129,7 @@ function conversationEvents(change: ItemChange, image: Item): WebhookEvent[] {
           contact_id: conversation.contactId,
           external_id: conversation.externalId ?? null,
           status: conversation.status,
+          channel: conversation.channel ?? "api",
           created_at: conversation.createdAt,
         },
       },
@@ -187,6 +188,7 @@ function statusChangeEvents(
       details: {
         status: after,
         previous_status: typeof before === "string" ? before : null,
+        channel: conversation.channel ?? "api",
         changed_at: changedAt,
         // The first handoff's reason decides the conversation's outcome (domain/outcomes.ts); a
         // later handoff (after a hand-back) carries null.

@@ -2,9 +2,12 @@
  * The console on this machine, served as CloudFront serves it on AWS (lib/console-stack.ts): the
  * built files (index.html for every page path), /config.json made from the running runtime, the
  * same security headers (the CSP included, so the browser tests run under it), and the API paths
- * passed through to the HTTP API emulator on the same origin: no CORS, as on AWS.
+ * passed through to the HTTP API emulator on the same origin: no CORS, as on AWS. The website
+ * widget's files (widget/dist) are served beside them as CloudFront serves them: cached as
+ * lib/console-hosting.ts says, compressed (brotli or gzip) as the browser accepts, readable from
+ * any origin.
  */
-import { createReadStream, existsSync, readdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import {
   createServer,
   request as httpRequest,
@@ -14,6 +17,7 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, resolve } from "node:path";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import {
   apiPathPatterns,
   type ConsoleRuntimeConfig,
@@ -23,10 +27,13 @@ import {
   isAppPath,
   securityHeaders,
   streamPath,
+  widgetHosting,
 } from "../console-hosting.ts";
 
 export const consoleDirectory = resolve(import.meta.dirname, "../../console");
 export const consoleDist = resolve(consoleDirectory, "dist");
+export const widgetDirectory = resolve(import.meta.dirname, "../../widget");
+export const widgetDist = resolve(widgetDirectory, "dist");
 
 const types: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -48,7 +55,14 @@ export interface ConsoleServerOptions {
   streamUrl?: string;
   /** /config.json, or made from the server's own URL once it listens. */
   config: ConsoleRuntimeConfig | ((consoleUrl: string) => ConsoleRuntimeConfig);
+  /**
+   * Sent as `X-Origin-Verify`, with the browser's address as `CloudFront-Viewer-Address`, on every
+   * request passed to the API, as the stack's CloudFront origin does.
+   */
+  originVerifySecret?: string;
   distDirectory?: string;
+  /** The website widget's build (default widget/dist). */
+  widgetDirectory?: string;
 }
 
 export interface RunningConsoleServer {
@@ -72,11 +86,19 @@ const hopByHop = new Set([
   "trailer",
 ]);
 
-function proxy(target: string, req: IncomingMessage, res: ServerResponse): void {
+/** Headers CloudFront sets itself: a browser's own values never pass. */
+const setByHost = new Set(["cloudfront-viewer-address", "x-origin-verify"]);
+
+function proxy(target: string, req: IncomingMessage, res: ServerResponse, originVerifySecret?: string): void {
   const upstream = new URL(req.url ?? "/", target);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && !hopByHop.has(name) && name !== "host") headers[name] = value;
+    if (value !== undefined && !hopByHop.has(name) && name !== "host" && !setByHost.has(name))
+      headers[name] = value;
+  }
+  if (originVerifySecret) {
+    headers["x-origin-verify"] = originVerifySecret;
+    headers["cloudfront-viewer-address"] = `${req.socket.remoteAddress ?? ""}:${req.socket.remotePort ?? 0}`;
   }
   const forward = httpRequest(upstream, { method: req.method, headers }, (answer) => {
     const out: Record<string, string | string[]> = {};
@@ -108,14 +130,46 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
   let common: Record<string, string> = {};
 
+  const widgetFiles = options.widgetDirectory ?? widgetDist;
+  /** Compressed once per file and encoding, as CloudFront keeps them. */
+  const compressed = new Map<string, Buffer>();
+  const serveWidget = (req: IncomingMessage, res: ServerResponse, pathname: string): boolean => {
+    const isLoader = pathname === widgetHosting.loaderPath;
+    if (!isLoader && !pathname.startsWith(widgetHosting.assetsPrefix)) return false;
+    const full = join(widgetFiles, normalize(pathname).replace(/^(\.\.[/\\])+/, ""));
+    if (!full.startsWith(widgetFiles) || !existsSync(full) || !statSync(full).isFile()) return false;
+    const accepted = String(req.headers["accept-encoding"] ?? "");
+    const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : undefined;
+    let body: Buffer = readFileSync(full);
+    if (encoding) {
+      const key = `${encoding}:${full}:${statSync(full).mtimeMs}`;
+      body =
+        compressed.get(key) ?? (encoding === "br" ? brotliCompressSync(body) : gzipSync(body, { level: 9 }));
+      compressed.set(key, body);
+    }
+    res.writeHead(200, {
+      ...common,
+      "content-type": types[extname(full)] ?? "application/octet-stream",
+      "cache-control": isLoader ? widgetHosting.loaderCacheControl : widgetHosting.assetsCacheControl,
+      "access-control-allow-origin": "*",
+      "cross-origin-resource-policy": "cross-origin",
+      vary: "Accept-Encoding",
+      ...(encoding ? { "content-encoding": encoding } : {}),
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
+    return true;
+  };
+
   const server: Server = createServer((req, res) => {
     const pathname = new URL(req.url ?? "/", "http://console").pathname;
-    if (options.streamUrl && pathname === streamPath) return proxy(options.streamUrl, req, res);
-    if (isApiPath(pathname)) return proxy(options.apiUrl, req, res);
+    if (options.streamUrl && pathname === streamPath)
+      return proxy(options.streamUrl, req, res, options.originVerifySecret);
+    if (isApiPath(pathname)) return proxy(options.apiUrl, req, res, options.originVerifySecret);
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.writeHead(405, { ...common, allow: "GET, HEAD" }).end();
       return;
     }
+    if (serveWidget(req, res, pathname)) return;
     if (pathname === configPath) {
       res.writeHead(200, { ...common, "content-type": "application/json", "cache-control": "no-cache" });
       res.end(req.method === "HEAD" ? undefined : configBody);
@@ -166,6 +220,15 @@ function newest(path: string): number {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
   return Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))));
+}
+
+/** True when the built widget is missing or older than its sources. */
+export function widgetNeedsBuild(): boolean {
+  const built = newest(join(widgetDist, "widget.js"));
+  if (built === 0) return true;
+  return [join(widgetDirectory, "src"), join(widgetDirectory, "scripts")].some(
+    (source) => newest(source) > built,
+  );
 }
 
 /** True when the built console is missing or older than its sources. */

@@ -22,6 +22,7 @@ import { createCognitoDirectory } from "#functions/domain/directory";
 import { createOrganization, getOrganization } from "#functions/domain/organizations";
 import { grantOperator, inviteMember } from "#functions/domain/people";
 import { addTool, listTools, type ToolsContext } from "#functions/domain/tools";
+import { updateWidgetSettings } from "#functions/domain/widget-settings";
 import { AppError } from "#functions/errors";
 import type { Role } from "#functions/store/items";
 import { wooDemo } from "#test/fakes/platforms/woocommerce";
@@ -49,6 +50,8 @@ export interface DemoInfo extends Partial<DemoPeople> {
   cognito?: { endpoint: string; region: string; userPoolId: string; clientId: string };
   /** The console's address (`npm start` serves it). */
   consoleUrl?: string;
+  /** The widget's demo page: a shop page on another origin, the widget allowed there. */
+  demoPageUrl?: string;
 }
 
 export interface DemoCognito {
@@ -181,14 +184,16 @@ export async function ensureDemo(
   file: string,
   urls: Pick<DemoInfo, "baseUrl" | "streamUrl">,
   consoleUrl?: string,
+  demoPageUrl?: string,
 ): Promise<DemoInfo & DemoPeople> {
-  const at = consoleUrl ? { consoleUrl } : {};
+  const at = { ...(consoleUrl ? { consoleUrl } : {}), ...(demoPageUrl ? { demoPageUrl } : {}) };
   const existing = readDemo(file);
   if (existing) {
     let found = true;
     try {
       await getOrganization(ctx, existing.organizationId);
       await ensureDemoTool(ctx, existing.organizationId, existing.chatbotId);
+      await ensureDemoWidget(ctx, existing.organizationId, existing.chatbotId, demoPageUrl);
     } catch {
       // The table was reset since: seed afresh.
       found = false;
@@ -213,6 +218,7 @@ export async function ensureDemo(
     });
   }
   await ensureDemoTool(ctx, organization.organizationId, chatbot.chatbotId);
+  await ensureDemoWidget(ctx, organization.organizationId, chatbot.chatbotId, demoPageUrl);
   const people = await ensureDemoPeople(ctx, cognito, organization.organizationId, existing ?? {});
   return writeDemo(file, {
     ...urls,
@@ -222,6 +228,28 @@ export async function ensureDemo(
     ...people,
     cognito: signInAt(cognito),
     ...at,
+  });
+}
+
+/** The demo chatbot's widget: on, for the demo page's origin (its port may change between runs). */
+async function ensureDemoWidget(
+  ctx: DomainContext,
+  organizationId: string,
+  chatbotId: string,
+  demoPageUrl: string | undefined,
+): Promise<void> {
+  if (!demoPageUrl) return;
+  await updateWidgetSettings(ctx, {
+    organizationId,
+    chatbotId,
+    changes: {
+      enabled: true,
+      allowedOrigins: [new URL(demoPageUrl).origin],
+      appearance: {
+        title: "Demo Shop",
+        starterQuestions: ["How long does shipping take?", "Can I return my order?", "Where is my order?"],
+      },
+    },
   });
 }
 

@@ -26,6 +26,7 @@
  * in OUTBOUND_ALLOW_PRIVATE. BEDROCK_MODEL_IDS and CUSTOM_MODEL_SERVERS are read from the
  * environment as on the stack (agent/engine-options.ts).
  */
+import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
@@ -39,10 +40,12 @@ import {
   allFunctions,
   authorizer,
   authorizerSettings,
+  corsPreflight,
   manageAuthorizer,
   routeMiss,
   routes,
   streamRoute,
+  widgetPaths,
 } from "../routes.ts";
 import { type RunningCognito, startCognitoLocal } from "./cognito-local.ts";
 import {
@@ -131,6 +134,8 @@ export interface LocalRuntime {
    * restarted when they exit (Ctrl-C reaches them with the runtime). `stop` does it too.
    */
   stopSupervising(): void;
+  /** What the console's host sends as `X-Origin-Verify` (with `X-Viewer-Address`). */
+  originVerifySecret: string;
   stop(): Promise<void>;
 }
 
@@ -161,6 +166,15 @@ export const localToolKeyFile = resolve(localDirectory, "tool-credentials.key");
 export const localModelKeysFile = resolve(localDirectory, "model-keys.key");
 /** Where local webhook signing secrets are sealed, unless WEBHOOK_SECRETS_KEY_FILE says otherwise. */
 export const localWebhookKeyFile = resolve(localDirectory, "webhook-secrets.key");
+/** Where local widget identity secrets are sealed, unless WIDGET_SECRETS_KEY_FILE says otherwise. */
+export const localWidgetKeyFile = resolve(localDirectory, "widget-secrets.key");
+
+/**
+ * The secret by which the API knows a request came through the console's host (CloudFront on AWS,
+ * the local console server here), whose `CloudFront-Viewer-Address` then names the visitor's address
+ * (functions/http/client-address.ts). Made anew for each run.
+ */
+export const localOriginVerifySecret = randomBytes(24).toString("base64url");
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const tableName = options.tableName ?? "chatbot-api-local";
@@ -283,6 +297,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       COGNITO_ISSUER: cognito.issuer,
       ...webhookEnvironment,
       ...knowledgeEnvironment,
+      WIDGET_SECRETS_KEY_FILE: process.env.WIDGET_SECRETS_KEY_FILE ?? localWidgetKeyFile,
+      ORIGIN_VERIFY_SECRET: localOriginVerifySecret,
       ...options.environment,
     });
 
@@ -305,13 +321,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       port: options.port,
       ...(options.host ? { host: options.host } : {}),
       ...(options.authorizerContext ? { authorizerContext: options.authorizerContext } : {}),
-      routes: routes.map((route) => ({
-        method: route.method,
-        path: route.path,
-        fn: fn(route.id),
-        authorized: route.auth !== "none",
-        ...(route.auth === "manage" ? { authorizerName: manageAuthorizer.id } : {}),
-      })),
+      routes: [
+        ...routes.map((route) => ({
+          method: route.method,
+          path: route.path,
+          fn: fn(route.id),
+          authorized: route.auth !== "none",
+          ...(route.auth === "manage" ? { authorizerName: manageAuthorizer.id } : {}),
+        })),
+        // The widget's CORS preflights, as the stack routes them: no authorizer.
+        ...[...widgetPaths.keys()].map((path) => ({
+          method: "OPTIONS",
+          path,
+          fn: fn(corsPreflight.id),
+          authorized: false,
+        })),
+      ],
       defaultRoute: fn(routeMiss.id),
       defaultRouteAuthorized: routeMiss.auth === "apiKey",
       authorizer: {
@@ -395,6 +420,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       webhookEnvironment,
       knowledgeEnvironment,
       knowledgeUploadOrigins,
+      originVerifySecret: localOriginVerifySecret,
       ...(shop
         ? {
             sampleShop: {

@@ -33,6 +33,9 @@ const samples: Record<string, string> = {
   signature: "signature",
   messageId: "message-1",
   name: "lookup_orders",
+  address: "203.0.113.7",
+  visitorId: "visitorhash",
+  "sha256(sub)": "subjecthash",
   "turn:10 digits": messageSortKey(7, 1).split("#")[0] ?? "",
   "index:2 digits": messageSortKey(7, 1).split("#")[1] ?? "",
 };
@@ -76,6 +79,10 @@ const builders: Record<keyof typeof keys, [entity: string, key: Key]> = {
   replyReference: ["Reply reference", keys.replyReference("org-1", "message-1")],
   analyticsDay: ["Analytics day", keys.analyticsDay("org-1", "2026-11-21")],
   chatbotAnalyticsDay: ["Chatbot analytics day", keys.chatbotAnalyticsDay("org-1", "bot-1", "2026-11-21")],
+  widget: ["Widget", keys.widget("bot-1")],
+  sessionBucket: ["Session bucket", keys.sessionBucket("bot-1", "203.0.113.7")],
+  visitor: ["Visitor", keys.visitor("visitorhash")],
+  identitySubject: ["Identity subject", keys.identitySubject("org-1", "subjecthash")],
 };
 
 /** The Entities table: entity name → its PK and SK cells, placeholders filled in. */

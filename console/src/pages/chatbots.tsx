@@ -22,6 +22,7 @@ import { clearKeyFields, EngineFields, engineFromForm } from "./engine-settings.
 import { KnowledgeGaps, TestQuestion } from "./knowledge-answers.tsx";
 import { ChatbotTools } from "./tools.tsx";
 import { TryIt } from "./try-it.tsx";
+import { WidgetTab } from "./widget.tsx";
 
 export type Chatbot =
   paths["/manage/chatbots/{chatbot_id}"]["get"]["responses"][200]["content"]["application/json"];
@@ -166,7 +167,7 @@ export function NewChatbotPage() {
   );
 }
 
-type Tab = "settings" | "knowledge" | "tools" | "try";
+type Tab = "settings" | "knowledge" | "tools" | "widget" | "try";
 
 export function ChatbotPage({ chatbotId, tab }: { chatbotId: string; tab: Tab }) {
   const [state, reload] = useLoad(
@@ -206,11 +207,13 @@ export function ChatbotPage({ chatbotId, tab }: { chatbotId: string; tab: Tab })
             <Link href={`/chatbots/${chatbotId}`}>Settings</Link>
             <Link href={`/chatbots/${chatbotId}/knowledge`}>Knowledge</Link>
             <Link href={`/chatbots/${chatbotId}/tools`}>Tools</Link>
+            <Link href={`/chatbots/${chatbotId}/widget`}>Widget</Link>
             {canWrite.value && <Link href={`/chatbots/${chatbotId}/try`}>Try it</Link>}
           </nav>
           {tab === "settings" && <Settings bot={bot} onSaved={reload} />}
           {tab === "knowledge" && <Knowledge chatbotId={chatbotId} />}
           {tab === "tools" && <ChatbotTools chatbotId={chatbotId} />}
+          {tab === "widget" && <WidgetTab bot={bot} />}
           {tab === "try" &&
             (canWrite.value ? <TryIt bot={bot} /> : <p>Only administrators can try chatbots here.</p>)}
         </>

@@ -177,6 +177,7 @@ function ConversationList({ filters, names }: { filters: Filters; names: Map<str
                         <td>
                           <Badge tone={status.tone}>{status.label}</Badge>{" "}
                           {conversation.test && <Badge tone="info">Test</Badge>}
+                          {conversation.channel === "widget" && <Badge tone="info">Website</Badge>}
                         </td>
                         <td>{conversation.visitor_message_count}</td>
                         <td>{conversation.external_id ?? "—"}</td>
@@ -281,6 +282,7 @@ export function ConversationPage({ conversationId }: { conversationId: string })
                 <dd>
                   <Badge tone={status.tone}>{status.label}</Badge>{" "}
                   {conversation.test && <Badge tone="info">Test (Try it)</Badge>}
+                  {conversation.channel === "widget" && <Badge tone="info">Website widget</Badge>}
                 </dd>
                 <dt>Outcome</dt>
                 <dd>

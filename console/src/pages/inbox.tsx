@@ -208,6 +208,7 @@ function InboxItems({
             >
               <strong>{who}</strong> <Badge tone={status.tone}>{status.label}</Badge>
               {conversation.test && <Badge tone="info">Test</Badge>}
+              {conversation.channel === "widget" && <Badge tone="info">Website</Badge>}
               <small>
                 {names.get(conversation.chatbot_id) ?? "Chatbot"} ·{" "}
                 {formatTime(conversation.last_activity_at)}
@@ -302,8 +303,9 @@ function InboxConversation({
                 <div>
                   <h2 id="inbox-conversation-title">{contactLabel(conversation)}</h2>
                   <p class="intro">
-                    <Badge tone={status.tone}>{status.label}</Badge> With {bot?.name ?? "a chatbot"}, started{" "}
-                    {formatTime(conversation.created_at)} ·{" "}
+                    <Badge tone={status.tone}>{status.label}</Badge>{" "}
+                    {conversation.channel === "widget" && <Badge tone="info">Website widget</Badge>} With{" "}
+                    {bot?.name ?? "a chatbot"}, started {formatTime(conversation.created_at)} ·{" "}
                     <Link href={`/conversations/${conversation.conversation_id}`}>Details</Link>
                   </p>
                   {(conversation.contact.user_email || conversation.contact.user_phone) && (

@@ -1,0 +1,52 @@
+/**
+ * The address a request came from, for the session route's per-address bucket.
+ *
+ * On AWS the widget reaches the API through the console's CloudFront distribution (the API is on
+ * the widget's own origin), so API Gateway's `sourceIp` is a CloudFront edge shared by many
+ * visitors. CloudFront tells the viewer's own address in `CloudFront-Viewer-Address`, and proves the
+ * request came through it with `X-Origin-Verify`, a secret the stack gives the distribution's origin
+ * and the function alike (`ORIGIN_VERIFY_SECRET`). Without that proof the header is ignored: anyone
+ * calling the API's own URL could send it.
+ *
+ * IPv6 addresses count by their /64 (one host holds a whole /64); IPv4 addresses by themselves.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+
+export function clientAddress(
+  headers: Readonly<Record<string, string | undefined>>,
+  sourceIp: string,
+  originSecret: string | undefined = process.env.ORIGIN_VERIFY_SECRET,
+): string {
+  const viewer = headers["cloudfront-viewer-address"];
+  const proof = headers["x-origin-verify"];
+  if (viewer && proof && originSecret && sameSecret(proof, originSecret)) {
+    // `address:port`; an IPv6 address has colons of its own, so the port is after the last one.
+    const address = viewer.slice(0, viewer.lastIndexOf(":"));
+    if (isIP(address)) return addressKey(address);
+  }
+  return addressKey(sourceIp);
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The bucket key of an address: IPv4 as is, IPv6 as its /64 (`2001:db8:1:2::/64`). */
+export function addressKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return mapped;
+  const [head = "", tail = ""] = address.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = address.includes("::")
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}
