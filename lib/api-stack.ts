@@ -17,6 +17,7 @@ import {
   Annotations,
   CfnOutput,
   Duration,
+  Fn,
   RemovalPolicy,
   Stack,
   type StackProps,
@@ -87,6 +88,7 @@ import {
   allFunctions,
   authorizer,
   authorizerSettings,
+  corsPreflight,
   type FunctionDefinition,
   manageAuthorizer,
   type RouteDefinition,
@@ -94,6 +96,7 @@ import {
   routes,
   streamRoute,
   type TableAction,
+  widgetPaths,
 } from "./routes.ts";
 import type { StageConfig } from "./stage-config.ts";
 import { tableSchema } from "./table-schema.ts";
@@ -234,6 +237,15 @@ export class ApiStack extends Stack {
       enableKeyRotation: true,
       removalPolicy,
     });
+    const widgetSecretsKey = new Key(this, "WidgetSecretsKey", {
+      description: `Encrypts the website widgets' identity secrets of the chatbot API (${config.stage})`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+    // What the console's CloudFront origins send as X-Origin-Verify, so the API may believe the
+    // viewer's address they pass (functions/http/client-address.ts): the stack's own id, a random
+    // UUID no one outside the account sees.
+    const originVerifySecret = Fn.select(2, Fn.split("/", this.stackId));
 
     // Webhook queues: encrypted at rest (SQS-managed keys), TLS only, dead letters kept 14 days.
     const queueById = new Map<string, Queue>();
@@ -284,6 +296,8 @@ export class ApiStack extends Stack {
       CONVERSATION_TIMER_QUEUE_URL: timerQueue.queueUrl,
       // The metrics' Stage dimension (functions/observability/metrics.ts).
       STAGE: config.stage,
+      WIDGET_SECRETS_KEY_ID: widgetSecretsKey.keyArn,
+      ORIGIN_VERIFY_SECRET: originVerifySecret,
     };
 
     // Every alarm of the stage notifies this topic (docs/operations.md); the root keeps it, as its
@@ -307,6 +321,7 @@ export class ApiStack extends Stack {
       toolCredentialsKey,
       webhookSecretsKey,
       modelKeysKey,
+      widgetSecretsKey,
       userPool,
       queues: queueById,
       environment,
@@ -392,9 +407,30 @@ export class ApiStack extends Stack {
       if (route.auth === "none") {
         Validations.of(added).acknowledge({
           id: "AwsSolutions::AwsSolutions-APIG4",
-          reason: `${route.method} ${route.path} is public by design: liveness and the API description need no key (docs/api.md).`,
+          reason: `${route.method} ${route.path} is public by design: a website visitor's session starts without a key (docs/api.md).`,
         });
       }
+    }
+    // The widget's CORS preflights: an OPTIONS route on each path it calls, without an authorizer
+    // (a preflight carries no credentials). Not the HTTP API's own CORS configuration, which would
+    // answer for every route, those of API keys and /manage/ too (docs/architecture.md).
+    for (const path of widgetPaths.keys()) {
+      const integrationId = integrateRoute(
+        functionOf(corsPreflight),
+        api,
+        `${corsPreflight.id}${pathId(path)}`,
+        path,
+      );
+      const preflight = new CfnRoute(new Construct(api, `OPTIONS${path}`), "Resource", {
+        apiId: api.apiId,
+        routeKey: `OPTIONS ${path}`,
+        target: `integrations/${integrationId}`,
+        authorizationType: "NONE",
+      });
+      Validations.of(preflight).acknowledge({
+        id: "AwsSolutions::AwsSolutions-APIG4",
+        reason: `OPTIONS ${path} is a CORS preflight, which browsers send without credentials; it answers 204 and nothing else.`,
+      });
     }
     // CDK always writes IdentitySource; with none, the property must be absent altogether.
     for (const cfnAuthorizer of api.node
@@ -499,6 +535,7 @@ export class ApiStack extends Stack {
       streamFunctionUrl: streamUrl,
       userPoolId: userPool.userPoolId,
       clientId: consoleClient.userPoolClientId,
+      originVerifySecret,
       removalPolicy,
       config,
       ...(config.waf ? { waf: { rateLimit: config.wafRateLimit } } : {}),
@@ -582,6 +619,11 @@ export class ApiStack extends Stack {
         }),
       ],
     });
+    new CfnOutput(this, "WidgetUrl", {
+      value: `${consoleHosting.consoleUrl}widget.js`,
+      description:
+        'The website widget: <script src="{WidgetUrl}" data-chatbot-id="{chatbot_id}" async></script>.',
+    });
     new CfnOutput(this, "WebhookSecretsKeyArn", {
       value: webhookSecretsKey.keyArn,
       description: "KMS key sealing webhook signing secrets.",
@@ -657,4 +699,13 @@ export class ApiStack extends Stack {
     });
     return httpAuthorizer.authorizerId;
   }
+}
+
+/** A construct id from a route path: `/api/conversation/{conversation_id}` → `ApiConversationConversationId`. */
+function pathId(path: string): string {
+  return path
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("");
 }

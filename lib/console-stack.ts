@@ -9,6 +9,12 @@
  * to the HTTP API, /api/message/stream to the streaming function URL, uncached and with every
  * viewer header but Host. So the browser makes no cross-origin request and no CORS is configured
  * (docs/architecture.md says why). /config.json is written at deploy time from the stack's values.
+ *
+ * The website widget is served from the same distribution (lib/console-hosting.ts `widgetHosting`):
+ * `/widget.js` and its content-hashed panel under `/widget/`, compressed, readable from any origin.
+ * Requests to the API carry the viewer's address (`X-Viewer-Address`, written by a viewer-request
+ * function) and the stack's origin secret (`X-Origin-Verify`), so the session route's per-address
+ * limit counts visitors, not CloudFront's edges.
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
@@ -60,9 +66,17 @@ import {
   immutablePrefix,
   securityHeaders,
   streamPath,
+  widgetHosting,
 } from "./console-hosting.ts";
 import { createLogGroup } from "./lambda-functions.ts";
-import { consoleDirectory, consoleDist, consoleNeedsBuild } from "./local/console-server.ts";
+import {
+  consoleDirectory,
+  consoleDist,
+  consoleNeedsBuild,
+  widgetDirectory,
+  widgetDist,
+  widgetNeedsBuild,
+} from "./local/console-server.ts";
 import type { StageConfig } from "./stage-config.ts";
 
 const root = join(consoleDirectory, "..");
@@ -76,6 +90,8 @@ export interface ConsoleStackProps extends NestedStackProps {
   streamFunctionUrl: IFunctionUrl;
   userPoolId: string;
   clientId: string;
+  /** Sent to the API's origins as `X-Origin-Verify` (functions/http/client-address.ts). */
+  originVerifySecret: string;
   removalPolicy: RemovalPolicy;
   /** The stage's configuration: the deployment function's log group is made like every other. */
   config: StageConfig;
@@ -159,16 +175,58 @@ export class ConsoleStack extends NestedStack {
       ),
     });
 
+    const originHeaders = { "X-Origin-Verify": props.originVerifySecret };
     const api = new HttpOrigin(`${props.apiId}.execute-api.${region}.${urlSuffix}`, {
       protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+      customHeaders: originHeaders,
     });
-    const stream = new FunctionUrlOrigin(props.streamFunctionUrl, { readTimeout: Duration.seconds(60) });
+    const stream = new FunctionUrlOrigin(props.streamFunctionUrl, {
+      readTimeout: Duration.seconds(60),
+      customHeaders: originHeaders,
+    });
+    // The viewer's own address, for the API (whatever the viewer sent in this header is replaced).
+    const viewerAddress = new ViewerFunction(this, "ViewerAddress", {
+      comment: "Passes the viewer's address to the API as X-Viewer-Address",
+      runtime: FunctionRuntime.JS_2_0,
+      code: FunctionCode.fromInline(
+        "function handler(event) { var request = event.request; request.headers['x-viewer-address'] = { value: event.viewer.ip }; return request; }",
+      ),
+    });
     const toApi = {
       viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
       allowedMethods: AllowedMethods.ALLOW_ALL,
       cachePolicy: CachePolicy.CACHING_DISABLED,
       originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
       responseHeadersPolicy: headers,
+      functionAssociations: [{ function: viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }],
+    };
+    // The widget's files: read by pages of any origin (its panel is a module script, fetched with CORS).
+    const widgetHeaders = new ResponseHeadersPolicy(this, "WidgetHeaders", {
+      comment: "The website widget's files: readable from any origin, nosniff, HSTS",
+      corsBehavior: {
+        accessControlAllowOrigins: ["*"],
+        accessControlAllowMethods: ["GET", "HEAD"],
+        accessControlAllowHeaders: ["*"],
+        accessControlAllowCredentials: false,
+        originOverride: true,
+      },
+      securityHeadersBehavior: {
+        contentTypeOptions: { override: true },
+        strictTransportSecurity: {
+          accessControlMaxAge: Duration.seconds(securityHeaders.strictTransportSecurity.maxAgeSeconds),
+          includeSubdomains: securityHeaders.strictTransportSecurity.includeSubdomains,
+          override: true,
+        },
+      },
+    });
+    const filesOrigin = S3BucketOrigin.withOriginAccessControl(files);
+    const toWidget = {
+      origin: filesOrigin,
+      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      allowedMethods: AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
+      cachePolicy: CachePolicy.CACHING_OPTIMIZED,
+      compress: true,
+      responseHeadersPolicy: widgetHeaders,
     };
 
     const webAcl = props.waf ? this.rateLimitingWebAcl(props.waf.rateLimit) : undefined;
@@ -182,7 +240,7 @@ export class ConsoleStack extends NestedStack {
       logBucket: logs,
       logFilePrefix: "cloudfront/",
       defaultBehavior: {
-        origin: S3BucketOrigin.withOriginAccessControl(files),
+        origin: filesOrigin,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: CachePolicy.CACHING_OPTIMIZED,
@@ -194,6 +252,8 @@ export class ConsoleStack extends NestedStack {
         // Not compressed: CloudFront passes each event on as the function writes it.
         [streamPath]: { origin: stream, ...toApi, compress: false },
         ...Object.fromEntries(apiPathPatterns.map((pattern) => [pattern, { origin: api, ...toApi }])),
+        [widgetHosting.loaderPath]: toWidget,
+        [`${widgetHosting.assetsPrefix}*`]: toWidget,
       },
     });
     Validations.of(this.distribution).acknowledge({
@@ -244,6 +304,27 @@ export class ConsoleStack extends NestedStack {
       sources: [dist.pages, Source.jsonData(configPath.slice(1), config)],
       cacheControl: [CacheControl.noCache()],
       // Old hashed assets stay for open tabs; the Assets deployment does not prune either.
+      prune: false,
+      memoryLimit: 512,
+      logGroup: deploymentLogs,
+    });
+    // The widget: its panel (content-hashed) for a year, widget.js for an hour; old panels stay for
+    // pages that loaded an older widget.js.
+    const widget = widgetDistFor(this);
+    new BucketDeployment(this, "WidgetAssets", {
+      destinationBucket: files,
+      destinationKeyPrefix: widgetHosting.assetsPrefix.slice(1),
+      sources: [widget.assets],
+      cacheControl: [CacheControl.fromString(widgetHosting.assetsCacheControl)],
+      prune: false,
+      memoryLimit: 512,
+      logGroup: deploymentLogs,
+    });
+    new BucketDeployment(this, "WidgetLoader", {
+      destinationBucket: files,
+      sources: [widget.loader],
+      cacheControl: [CacheControl.fromString(widgetHosting.loaderCacheControl)],
+      contentType: "text/javascript; charset=utf-8",
       prune: false,
       memoryLimit: 512,
       logGroup: deploymentLogs,
@@ -353,6 +434,29 @@ function consoleDistFor(stack: Stack): { assets: ISource; pages: ISource } {
   return {
     assets: Source.asset(join(consoleDist, assets)),
     pages: Source.asset(consoleDist, { exclude: [assets] }),
+  };
+}
+
+/** The widget's build for the deployment (built first when missing or stale), or placeholders. */
+function widgetDistFor(stack: Stack): { loader: ISource; assets: ISource } {
+  if (!stack.bundlingRequired) {
+    return {
+      loader: Source.data(widgetHosting.loaderPath.slice(1), "/* widget */"),
+      assets: Source.data("panel.js", "/* panel */"),
+    };
+  }
+  if (widgetNeedsBuild()) {
+    try {
+      execFileSync(process.execPath, [join(widgetDirectory, "scripts/build.mjs")], { stdio: "inherit" });
+    } catch (error) {
+      throw new Error(
+        `The widget could not be built for the deployment (widget/scripts/build.mjs): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  return {
+    loader: Source.asset(widgetDist, { exclude: ["*", `!${widgetHosting.loaderPath.slice(1)}`] }),
+    assets: Source.asset(join(widgetDist, widgetHosting.assetsPrefix.slice(1, -1))),
   };
 }
 

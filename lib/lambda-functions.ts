@@ -36,6 +36,7 @@ export interface SharedResources {
   toolCredentialsKey: Key;
   webhookSecretsKey: Key;
   modelKeysKey: Key;
+  widgetSecretsKey: Key;
   userPool: UserPool;
   /** The queues of lib/event-sources.ts, by id. */
   queues: ReadonlyMap<string, Queue>;
@@ -233,6 +234,12 @@ function grantShared(fn: LambdaFunction, grant: ExtraGrant, shared: SharedResour
       return;
     case "kms:decrypt-model-keys":
       shared.modelKeysKey.grantDecrypt(fn);
+      return;
+    case "kms:decrypt-widget-secrets":
+      shared.widgetSecretsKey.grantDecrypt(fn);
+      return;
+    case "kms:seal-widget-secrets":
+      shared.widgetSecretsKey.grant(fn, "kms:GenerateDataKey");
       return;
     case "sqs:send-webhook-deliveries":
       queueOf(shared, queues.webhookDeliveries.id).grantSendMessages(fn);

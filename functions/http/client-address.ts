@@ -3,10 +3,11 @@
  *
  * On AWS the widget reaches the API through the console's CloudFront distribution (the API is on
  * the widget's own origin), so API Gateway's `sourceIp` is a CloudFront edge shared by many
- * visitors. CloudFront tells the viewer's own address in `CloudFront-Viewer-Address`, and proves the
- * request came through it with `X-Origin-Verify`, a secret the stack gives the distribution's origin
- * and the function alike (`ORIGIN_VERIFY_SECRET`). Without that proof the header is ignored: anyone
- * calling the API's own URL could send it.
+ * visitors. The distribution's viewer-request function writes the viewer's own address into
+ * `X-Viewer-Address` (replacing whatever the viewer sent), and its origins prove the request came
+ * through it with `X-Origin-Verify`, a secret the stack gives the distribution's origins and the
+ * functions alike (`ORIGIN_VERIFY_SECRET`). Without that proof the header is ignored: anyone calling
+ * the API's own URL could send it.
  *
  * IPv6 addresses count by their /64 (one host holds a whole /64); IPv4 addresses by themselves.
  */
@@ -18,12 +19,10 @@ export function clientAddress(
   sourceIp: string,
   originSecret: string | undefined = process.env.ORIGIN_VERIFY_SECRET,
 ): string {
-  const viewer = headers["cloudfront-viewer-address"];
+  const viewer = headers["x-viewer-address"];
   const proof = headers["x-origin-verify"];
-  if (viewer && proof && originSecret && sameSecret(proof, originSecret)) {
-    // `address:port`; an IPv6 address has colons of its own, so the port is after the last one.
-    const address = viewer.slice(0, viewer.lastIndexOf(":"));
-    if (isIP(address)) return addressKey(address);
+  if (viewer && proof && originSecret && sameSecret(proof, originSecret) && isIP(viewer)) {
+    return addressKey(viewer);
   }
   return addressKey(sourceIp);
 }

@@ -56,8 +56,8 @@ export interface ConsoleServerOptions {
   /** /config.json, or made from the server's own URL once it listens. */
   config: ConsoleRuntimeConfig | ((consoleUrl: string) => ConsoleRuntimeConfig);
   /**
-   * Sent as `X-Origin-Verify`, with the browser's address as `CloudFront-Viewer-Address`, on every
-   * request passed to the API, as the stack's CloudFront origin does.
+   * Sent as `X-Origin-Verify`, with the browser's address as `X-Viewer-Address`, on every request
+   * passed to the API, as the stack's CloudFront distribution does.
    */
   originVerifySecret?: string;
   distDirectory?: string;
@@ -86,8 +86,8 @@ const hopByHop = new Set([
   "trailer",
 ]);
 
-/** Headers CloudFront sets itself: a browser's own values never pass. */
-const setByHost = new Set(["cloudfront-viewer-address", "x-origin-verify"]);
+/** Headers the host sets itself: a browser's own values never pass. */
+const setByHost = new Set(["x-viewer-address", "x-origin-verify"]);
 
 function proxy(target: string, req: IncomingMessage, res: ServerResponse, originVerifySecret?: string): void {
   const upstream = new URL(req.url ?? "/", target);
@@ -98,7 +98,7 @@ function proxy(target: string, req: IncomingMessage, res: ServerResponse, origin
   }
   if (originVerifySecret) {
     headers["x-origin-verify"] = originVerifySecret;
-    headers["cloudfront-viewer-address"] = `${req.socket.remoteAddress ?? ""}:${req.socket.remotePort ?? 0}`;
+    headers["x-viewer-address"] = req.socket.remoteAddress ?? "";
   }
   const forward = httpRequest(upstream, { method: req.method, headers }, (answer) => {
     const out: Record<string, string | string[]> = {};

@@ -95,22 +95,22 @@ describe("the client address of a session", () => {
   const secret = "s3cret-of-the-origin";
   it("is API Gateway's source address, unless the console's host proves it sent the viewer's", () => {
     expect(clientAddress({}, "203.0.113.7", secret)).toBe("203.0.113.7");
-    const viaHost = { "cloudfront-viewer-address": "198.51.100.4:51234", "x-origin-verify": secret };
+    const viaHost = { "x-viewer-address": "198.51.100.4", "x-origin-verify": secret };
     expect(clientAddress(viaHost, "10.0.0.1", secret)).toBe("198.51.100.4");
     // Without the proof (or with a wrong one) the header is anyone's to send: ignored.
-    expect(clientAddress({ "cloudfront-viewer-address": "198.51.100.4:1" }, "203.0.113.7", secret)).toBe(
+    expect(clientAddress({ "x-viewer-address": "198.51.100.4" }, "203.0.113.7", secret)).toBe(
       "203.0.113.7",
     );
     expect(
       clientAddress(
-        { "cloudfront-viewer-address": "198.51.100.4:1", "x-origin-verify": "guess" },
+        { "x-viewer-address": "198.51.100.4", "x-origin-verify": "guess" },
         "203.0.113.7",
         secret,
       ),
     ).toBe("203.0.113.7");
     expect(
       clientAddress(
-        { "cloudfront-viewer-address": "2001:db8:a:b:c:d:e:f:443", "x-origin-verify": secret },
+        { "x-viewer-address": "2001:db8:a:b:c:d:e:f", "x-origin-verify": secret },
         "1.2.3.4",
         secret,
       ),
