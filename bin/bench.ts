@@ -22,16 +22,19 @@
  * 7. A stalled table (DynamoDB Local under SIGSTOP): how long each route takes to answer its 503.
  * 8. Webhooks (bin/bench-webhooks.ts): a turn's latency with and without endpoints, the delay from
  *    a turn to its message.created delivery, events delivered per second, pipeline calls per event.
- *
  * 9. Answering from knowledge (bin/bench-knowledge.ts): recall@5 and MRR of lexical, semantic and
  *    hybrid retrieval over the retrieval set, search time at 1,000 / 10,000 / 100,000 passages, a
  *    turn's added latency and table calls, and the cost per million turns.
+ * 11. The website widget (bin/bench-widget.ts): its sizes, gzip and brotli, before and after the chat
+ *    opens; in Chromium, the time from its script tag to the launcher painted and from send to the
+ *    first streamed words. (Its session route's table calls are in section 2.)
  *
  * `npm run bench -- --calls` leaves out 1 and 5 (which bundle and load every function).
  * `npm run bench -- --knowledge` runs 9 alone.
  * `npm run bench -- --analytics` runs 10 alone: what the analytics counters cost
  *    (bin/bench-analytics.ts; also run by the full bench).
  * `npm run bench -- --sizes SendMessage,StreamMessage` runs 1 alone, for the functions named.
+ * `npm run bench -- --widget` runs 11 alone.
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -52,6 +55,7 @@ import { createCognitoDirectory } from "#functions/domain/directory";
 import { createOrganization } from "#functions/domain/organizations";
 import { grantOperator, inviteMember } from "#functions/domain/people";
 import { addTool } from "#functions/domain/tools";
+import { updateWidgetSettings } from "#functions/domain/widget-settings";
 import { envelopeCipherFor } from "#functions/secrets/envelope";
 import { createDb } from "#functions/store/dynamodb";
 import { toolEnvironment } from "#functions/tools/environment";
@@ -68,6 +72,7 @@ import { sequentialRoundTrips } from "#test/support/round-trips";
 import { printAnalyticsFigures } from "./bench-analytics.ts";
 import { printKnowledgeFigures } from "./bench-knowledge.ts";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
+import { measureWidget, printWidgetFigures } from "./bench-widget.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const INIT_RUNS = 31;
@@ -446,7 +451,9 @@ const units = (calls: Call[]) => ({
  * else is the handler's.
  */
 const byKeyCheck = (call: Call) =>
-  call.partitionKey === "APIKEY" || (call.partitionKey === "USER" && call.operation === "UpdateItem");
+  call.partitionKey === "APIKEY" ||
+  (call.partitionKey === "VISITOR" && call.operation === "UpdateItem") ||
+  (call.partitionKey === "USER" && call.operation === "UpdateItem");
 
 interface CountedRow {
   name: string;
@@ -628,6 +635,45 @@ async function measureCalls(): Promise<Measured> {
     });
     const control = bedrockControl(bedrock.controlUrl);
     const { send, stream } = clientFor(runtime, apiKey);
+    // The website widget: a session from an allowed origin, as a new and as a returning visitor.
+    const widgetOrigin = "https://shop.bench.example";
+    await updateWidgetSettings(ctx, {
+      organizationId: organization.organizationId,
+      chatbotId: chatbot.chatbotId,
+      changes: { enabled: true, allowedOrigins: [widgetOrigin] },
+    });
+    const session = (visitor?: string) =>
+      send(
+        "POST",
+        "/api/widget/session",
+        { chatbot_id: chatbot.chatbotId, ...(visitor ? { visitor } : {}) },
+        { authorization: "", origin: widgetOrigin },
+      );
+    const visitor = (await session()).body;
+    const visitorSecret = String(visitor.visitor);
+    const visitorToken = { authorization: `Bearer ${String(visitor.token)}` };
+    const visitorConversation = String(
+      (await send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId }, visitorToken)).body
+        .conversation_id,
+    );
+    // Another chatbot's widget, whose address bucket the bench empties: its next session is refused.
+    const hammered = await createChatbot(ctx, {
+      organizationId: organization.organizationId,
+      name: "Hammered",
+    });
+    await updateWidgetSettings(ctx, {
+      organizationId: organization.organizationId,
+      chatbotId: hammered.chatbotId,
+      changes: { enabled: true, allowedOrigins: [widgetOrigin] },
+    });
+    const hammer = () =>
+      send(
+        "POST",
+        "/api/widget/session",
+        { chatbot_id: hammered.chatbotId },
+        { authorization: "", origin: widgetOrigin },
+      );
+    for (let i = 0; i < 40; i++) await hammer();
     const started = await send("POST", "/api/conversation", { chatbot_id: chatbot.chatbotId });
     const conversationId = String(started.body.conversation_id);
     await send("POST", "/api/message", { conversation_id: conversationId, message: "warm up" });
@@ -696,6 +742,24 @@ async function measureCalls(): Promise<Measured> {
         "GET /manage/organizations (operator)",
         () =>
           send("GET", "/manage/organizations?limit=20", undefined, { authorization: `Bearer ${adminToken}` }),
+      ],
+      ["POST /api/widget/session (a new visitor)", () => session()],
+      ["POST /api/widget/session (a returning visitor)", () => session(visitorSecret)],
+      ["POST /api/widget/session (429: the address's limit)", () => hammer()],
+      [
+        "POST /api/message (a visitor's token)",
+        () =>
+          send(
+            "POST",
+            "/api/message",
+            { conversation_id: visitorConversation, message: "hello" },
+            visitorToken,
+          ),
+      ],
+      [
+        "GET /api/conversation/{id}/messages (visitor)",
+        () =>
+          send("GET", `/api/conversation/${visitorConversation}/messages?limit=20`, undefined, visitorToken),
       ],
       ["GET /ping", () => send("GET", "/ping")],
       ["401 (malformed key)", () => send("GET", "/api/me", undefined, { authorization: "Bearer cbk_x" })],
@@ -1108,7 +1172,7 @@ async function benchAll(): Promise<void> {
     );
   }
   console.log(
-    "\n(Without X-Organization-Id, the management authorizer first reads the person's memberships: that Query is\ncounted under handler above.)",
+    "\n(Without X-Organization-Id, the management authorizer first reads the person's memberships: that Query is\ncounted under handler above. A visitor's message also takes one from the chatbot's daily budget in the key check: that\nUpdateItem on the usage item is counted under handler above, beside the turn's own count.)",
   );
   console.log(
     `\nSequential table round trips of a turn (the key check before it not counted; each answer held ${ROUND_TRIP_HOLD_MS} ms while counting)\n`,
@@ -1179,11 +1243,13 @@ async function benchAll(): Promise<void> {
   printWebhookFigures(await measureWebhooks());
   await printKnowledgeFigures();
   await printAnalyticsFigures(join(work, "analytics-build"));
+  printWidgetFigures(await measureWidget(work));
 }
 
 try {
   if (process.argv.includes("--knowledge")) await printKnowledgeFigures();
   else if (process.argv.includes("--analytics")) await printAnalyticsFigures(join(work, "analytics-build"));
+  else if (process.argv.includes("--widget")) printWidgetFigures(await measureWidget(work));
   else if (sizesFor) {
     const known = new Set([...allFunctions, ...eventFunctions].map((definition) => definition.id));
     const unknown = [...sizesFor].filter((id) => !known.has(id));
