@@ -105,6 +105,7 @@ function WidgetSettingsForm({
   const action = useAction();
   const [saved, setSaved] = useState(false);
   const [appearance, setAppearance] = useState<Appearance>(settings.appearance);
+  const [enabled, setEnabled] = useState(settings.enabled);
   const readOnly = !canWrite.value;
   usePreview({ ...appearance, title: appearance.title || bot.name, welcome_message: bot.welcome_message });
   const set = (change: Partial<Appearance>) => setAppearance((current) => ({ ...current, ...change }));
@@ -130,7 +131,7 @@ function WidgetSettingsForm({
                   api.PUT("/manage/chatbots/{chatbot_id}/widget", {
                     params: { path: { chatbot_id: bot.chatbot_id } },
                     body: {
-                      enabled: form.get("enabled") === "on",
+                      enabled,
                       allowed_origins: lines(String(form.get("allowed_origins") ?? "")),
                       identity_verification: String(
                         form.get("identity_verification") ?? "off",
@@ -150,7 +151,14 @@ function WidgetSettingsForm({
           >
             <fieldset disabled={readOnly}>
               <label>
-                <input type="checkbox" role="switch" name="enabled" defaultChecked={settings.enabled} />
+                <input
+                  type="checkbox"
+                  role="switch"
+                  name="enabled"
+                  aria-checked={enabled}
+                  checked={enabled}
+                  onChange={(event) => setEnabled(event.currentTarget.checked)}
+                />
                 Visitors can chat on your website
               </label>
               <label>

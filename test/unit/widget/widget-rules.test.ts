@@ -98,9 +98,7 @@ describe("the client address of a session", () => {
     const viaHost = { "x-viewer-address": "198.51.100.4", "x-origin-verify": secret };
     expect(clientAddress(viaHost, "10.0.0.1", secret)).toBe("198.51.100.4");
     // Without the proof (or with a wrong one) the header is anyone's to send: ignored.
-    expect(clientAddress({ "x-viewer-address": "198.51.100.4" }, "203.0.113.7", secret)).toBe(
-      "203.0.113.7",
-    );
+    expect(clientAddress({ "x-viewer-address": "198.51.100.4" }, "203.0.113.7", secret)).toBe("203.0.113.7");
     expect(
       clientAddress(
         { "x-viewer-address": "198.51.100.4", "x-origin-verify": "guess" },
