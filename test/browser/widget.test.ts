@@ -103,7 +103,7 @@ describe.runIf(isLocal && hasChromium)("the website widget", () => {
     await expect.poll(() => writing.textContent()).toMatch(/We ship to$/);
     await bedrock.release(modelId);
     await expect.poll(() => log(page).textContent()).toContain(text);
-    expect(await writing.count()).toBe(0);
+    await expect.poll(() => writing.count()).toBe(0);
     await screenshot(page, "widget-desktop");
 
     expect(await violations(page)).toEqual([]);
@@ -328,12 +328,15 @@ describe.runIf(isLocal && hasChromium)("the website widget", () => {
     const context = await browser.newContext();
     await recordPageEvents(context);
     const page = await context.newPage();
-    const session = page.waitForResponse((response) => response.url().endsWith("/api/widget/session"));
+    const session = page.waitForResponse(
+      (response) => response.url().endsWith("/api/widget/session") && response.request().method() === "POST",
+    );
+    const warned = page.waitForEvent("console", (message) => message.text().includes("no session"));
     await page.goto(pages.url(tenant.chatbotId));
     const answer = await session;
     expect(answer.status()).toBe(403);
     expect(await answer.json()).toEqual({ detail: "Origin not allowed" });
-    await page.waitForLoadState("networkidle");
+    await warned;
     expect(await page.locator("#chatbot-widget").count()).toBe(0);
     expect(
       await page.evaluate<string | null>(`localStorage.getItem("chatbot-widget:${tenant.chatbotId}")`),

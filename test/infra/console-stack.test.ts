@@ -8,7 +8,7 @@ import type { NestedStack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app";
-import { apiPathPatterns, streamPath } from "#lib/console-hosting";
+import { apiPathPatterns, streamPath, widgetHosting } from "#lib/console-hosting";
 
 const context = { "aws:cdk:bundling-stacks": [], stage: "test", bedrockModelIds: "anthropic.claude-test-v1" };
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -104,10 +104,13 @@ describe("the console's hosting", () => {
     expect(config.CacheBehaviors.map((behavior) => behavior.PathPattern)).toEqual([
       streamPath,
       ...apiPathPatterns,
+      widgetHosting.loaderPath,
+      `${widgetHosting.assetsPrefix}*`,
     ]);
     const cachingDisabled = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad";
     const allViewerExceptHost = "b689b0a8-53d0-40ab-baf2-68738e2966ac";
-    for (const behavior of config.CacheBehaviors) {
+    const toApi = config.CacheBehaviors.slice(0, apiPathPatterns.length + 1);
+    for (const behavior of toApi) {
       expect(behavior).toMatchObject({
         ViewerProtocolPolicy: "https-only",
         CachePolicyId: cachingDisabled,
@@ -115,7 +118,7 @@ describe("the console's hosting", () => {
       });
       expect(behavior.AllowedMethods).toContain("POST");
     }
-    const [stream, ...api] = config.CacheBehaviors;
+    const [stream, ...api] = toApi;
     expect(stream?.Compress).toBe(false);
     expect(new Set(api.map((behavior) => behavior.TargetOriginId)).size).toBe(1);
     expect(stream?.TargetOriginId).not.toBe(api[0]?.TargetOriginId);
@@ -124,9 +127,62 @@ describe("the console's hosting", () => {
     expect(origin(stream?.TargetOriginId)).toContain("FunctionUrl");
   });
 
+  it("tells the API each viewer's address, and proves it came through CloudFront", () => {
+    const [distribution] = ofType("AWS::CloudFront::Distribution");
+    const config = distribution?.Properties.DistributionConfig as {
+      CacheBehaviors: Record<string, unknown>[];
+      Origins: { Id: string; CustomOriginConfig?: unknown; OriginCustomHeaders?: { HeaderName: string }[] }[];
+    };
+    const toApi = config.CacheBehaviors.slice(0, apiPathPatterns.length + 1);
+    const viewerAddress = Object.entries(resources).find(([, resource]) =>
+      JSON.stringify(resource.Properties.FunctionCode ?? "").includes("x-viewer-address"),
+    )?.[0];
+    expect(viewerAddress).toBeDefined();
+    for (const behavior of toApi) {
+      expect(JSON.stringify(behavior.FunctionAssociations)).toContain(viewerAddress);
+      const origin = config.Origins.find((candidate) => candidate.Id === behavior.TargetOriginId);
+      expect(origin?.OriginCustomHeaders?.map((header) => header.HeaderName)).toEqual(["X-Origin-Verify"]);
+    }
+  });
+
+  it("serves the widget compressed and cached, readable from any origin, from the console's files", () => {
+    const [distribution] = ofType("AWS::CloudFront::Distribution");
+    const config = distribution?.Properties.DistributionConfig as {
+      DefaultCacheBehavior: Record<string, unknown>;
+      CacheBehaviors: Record<string, unknown>[];
+    };
+    const widget = config.CacheBehaviors.slice(apiPathPatterns.length + 1);
+    const cachingOptimized = "658327ea-f89d-4fab-a63d-7e88639e58f6";
+    for (const behavior of widget) {
+      expect(behavior).toMatchObject({
+        Compress: true,
+        CachePolicyId: cachingOptimized,
+        TargetOriginId: config.DefaultCacheBehavior.TargetOriginId,
+      });
+    }
+    hosting.hasResourceProperties("AWS::CloudFront::ResponseHeadersPolicy", {
+      ResponseHeadersPolicyConfig: Match.objectLike({
+        CorsConfig: Match.objectLike({
+          AccessControlAllowCredentials: false,
+          AccessControlAllowOrigins: { Items: ["*"] },
+          AccessControlAllowMethods: { Items: ["GET", "HEAD"] },
+        }),
+      }),
+    });
+    const deployments = ofType("Custom::CDKBucketDeployment").map((deployment) =>
+      JSON.stringify(deployment.Properties),
+    );
+    expect(deployments.filter((text) => text.includes(widgetHosting.loaderCacheControl))).toHaveLength(1);
+    expect(
+      deployments.filter(
+        (text) => text.includes(widgetHosting.assetsCacheControl) && text.includes('"widget"'),
+      ),
+    ).toHaveLength(1);
+  });
+
   it("writes config.json at deploy time from the stack's values, never cached", () => {
     const deployments = ofType("Custom::CDKBucketDeployment");
-    expect(deployments).toHaveLength(2);
+    expect(deployments).toHaveLength(4);
     const pages = deployments.find((deployment) =>
       JSON.stringify(deployment.Properties).includes("no-cache"),
     );

@@ -18,7 +18,16 @@ import {
   streamSources,
   webhookDelivery,
 } from "#lib/event-sources";
-import { allFunctions, authorizer, manageAuthorizer, routeMiss, routes, streamRoute } from "#lib/routes";
+import {
+  allFunctions,
+  authorizer,
+  corsPreflight,
+  manageAuthorizer,
+  routeMiss,
+  routes,
+  streamRoute,
+  widgetPaths,
+} from "#lib/routes";
 import deployedLogicalIds from "./deployed-logical-ids.json" with { type: "json" };
 import { type Resources, synthesize } from "./templates.ts";
 
@@ -45,10 +54,14 @@ beforeAll(() => {
 const ofType = (type: string) => Object.values(resources).filter((resource) => resource.Type === type);
 
 describe("the HTTP API", () => {
-  it("has exactly the route table's routes, plus $default for everything else", () => {
+  it("has exactly the route table's routes, the widget's preflights, and $default for everything else", () => {
     const keys = ofType("AWS::ApiGatewayV2::Route").map((route) => route.Properties.RouteKey);
     expect(keys.sort()).toEqual(
-      [...routes.map((route) => `${route.method} ${route.path}`), "$default"].sort(),
+      [
+        ...routes.map((route) => `${route.method} ${route.path}`),
+        ...[...widgetPaths.keys()].map((path) => `OPTIONS ${path}`),
+        "$default",
+      ].sort(),
     );
   });
 
@@ -59,10 +72,13 @@ describe("the HTTP API", () => {
         .map(([id, resource]) => [id, resource.Properties.Name]),
     );
     for (const route of ofType("AWS::ApiGatewayV2::Route")) {
+      const key = String(route.Properties.RouteKey);
       const definition =
-        route.Properties.RouteKey === "$default"
+        key === "$default"
           ? routeMiss
-          : routes.find((candidate) => `${candidate.method} ${candidate.path}` === route.Properties.RouteKey);
+          : key.startsWith("OPTIONS ")
+            ? { ...corsPreflight, auth: "none" as const }
+            : routes.find((candidate) => `${candidate.method} ${candidate.path}` === key);
       const expected =
         definition?.auth === "apiKey" || definition?.auth === "countApiKey"
           ? ["CUSTOM", "ApiKeyAuthorizer"]
@@ -329,6 +345,61 @@ describe("the functions", () => {
       "logs:CreateLogStream",
       "logs:PutLogEvents",
     ]);
+  });
+});
+
+describe("the website widget", () => {
+  it("answers CORS on its own paths only: OPTIONS routes without an authorizer, no API-wide CORS", () => {
+    for (const api of ofType("AWS::ApiGatewayV2::Api"))
+      expect(api.Properties.CorsConfiguration).toBeUndefined();
+    const preflights = ofType("AWS::ApiGatewayV2::Route").filter((route) =>
+      String(route.Properties.RouteKey).startsWith("OPTIONS "),
+    );
+    expect(preflights.map((route) => route.Properties.RouteKey).sort()).toEqual(
+      [...widgetPaths.keys()].map((path) => `OPTIONS ${path}`).sort(),
+    );
+    for (const route of preflights) {
+      expect(route.Properties.AuthorizationType).toBe("NONE");
+      expect(route.Properties.AuthorizerId).toBeUndefined();
+    }
+    for (const path of widgetPaths.keys()) expect(path.startsWith("/manage")).toBe(false);
+    // The stream's function URL has none either: the function answers its preflight itself.
+    for (const url of ofType("AWS::Lambda::Url")) expect(url.Properties.Cors).toBeUndefined();
+    // Each preflight integration may invoke the preflight function on its own path only.
+    const permissions = ofType("AWS::Lambda::Permission").filter((permission) =>
+      JSON.stringify(permission.Properties.FunctionName).includes(corsPreflight.id),
+    );
+    expect(permissions).toHaveLength(widgetPaths.size);
+  });
+
+  it("seals identity secrets with a key of its own, which only the session route opens and rotation seals", () => {
+    const keyId = Object.entries(resources).find(
+      ([id, resource]) => resource.Type === "AWS::KMS::Key" && id.startsWith("WidgetSecretsKey"),
+    )?.[0];
+    expect(keyId).toBeDefined();
+    expect(resources[keyId ?? ""]?.Properties.EnableKeyRotation).toBe(true);
+    const users = new Map<string, string[]>();
+    for (const [id, resource] of Object.entries(resources)) {
+      if (resource.Type !== "AWS::IAM::Policy") continue;
+      for (const statement of (resource.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+        .Statement) {
+        if (!JSON.stringify(statement.Resource ?? "").includes(keyId ?? "-")) continue;
+        const role = id.replace(/Role.*$/, "").replace(/^.*\//, "");
+        users.set(role, [...(users.get(role) ?? []), ...([statement.Action].flat() as string[])]);
+      }
+    }
+    expect(Object.fromEntries(users)).toEqual({
+      StartWidgetSession: ["kms:Decrypt"],
+      ManageRotateWidgetIdentitySecret: ["kms:GenerateDataKey"],
+    });
+  });
+
+  it("gives every function the origin secret the console's distribution sends", () => {
+    for (const fn of ofType("AWS::Lambda::Function")) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.ORIGIN_VERIFY_SECRET).toBeDefined();
+      expect(variables.WIDGET_SECRETS_KEY_ID).toBeDefined();
+    }
   });
 });
 

@@ -113,13 +113,8 @@ export const mount: MountPanel = (host: PanelHost): Panel => {
   const pending = h("div", { class: "pending" });
   const input = h("textarea", { id: "cbw-input", rows: "1" });
   const inputLabel = h("label", { class: "sr", for: "cbw-input" });
-  const fileInput = h("input", {
-    type: "file",
-    accept: IMAGE_TYPES.join(","),
-    multiple: "",
-    class: "sr",
-    tabindex: "-1",
-  });
+  // Not shown: the attach button opens it.
+  const fileInput = h("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: "", hidden: "" });
   const attachButton = h(
     "button",
     { type: "button", class: "icon" },
@@ -445,9 +440,12 @@ export const mount: MountPanel = (host: PanelHost): Panel => {
       }
     }
     typing.hidden = true;
-    // The visitor's own message is in the history now: it takes its id at the next read.
     if (streamStatus !== conversationStatus) setStatus(streamStatus);
-    else if (streamStatus === "handoff") schedulePoll(POLL_FIRST_MS);
+    // What the turn stored besides its replies (the visitor's message takes its id; a handoff the
+    // turn started shows as the status), read from the history.
+    const conversationId = host.conversationId();
+    if (conversationId) await catchUp(conversationId).catch(() => undefined);
+    if (conversationStatus === "handoff") schedulePoll(POLL_FIRST_MS);
   }
 
   async function send(content: string): Promise<void> {
