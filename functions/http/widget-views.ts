@@ -36,6 +36,7 @@ const appearanceFields = {
   color: z
     .string()
     .check(
+      z.maxLength(7),
       z.regex(/^#[0-9a-fA-F]{6}$/, "Use a colour as #rrggbb"),
       z.describe("The accent colour, `#rrggbb`."),
     ),

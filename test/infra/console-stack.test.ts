@@ -174,8 +174,10 @@ describe("the console's hosting", () => {
     );
     expect(deployments.filter((text) => text.includes(widgetHosting.loaderCacheControl))).toHaveLength(1);
     expect(
-      deployments.filter(
-        (text) => text.includes(widgetHosting.assetsCacheControl) && text.includes('"widget"'),
+      ofType("Custom::CDKBucketDeployment").filter(
+        (deployment) =>
+          deployment.Properties.DestinationBucketKeyPrefix === widgetHosting.assetsPrefix.slice(1) &&
+          JSON.stringify(deployment.Properties).includes(widgetHosting.assetsCacheControl),
       ),
     ).toHaveLength(1);
   });
