@@ -168,6 +168,16 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
       return data?.rate_limit.limit satisfies number | undefined;
     },
   },
+  "/api/widget/session": {
+    post: async () => {
+      // The website widget's call, from a visitor's browser: no API key.
+      const widget = createClient<paths>({ baseUrl: "https://console.example.com" });
+      const { data, error } = await widget.POST("/api/widget/session", {
+        body: { chatbot_id: chatbotId, visitor: "cvs_example", identity: null },
+      });
+      return data?.widget.welcome_message ?? data?.conversation_id ?? error?.detail;
+    },
+  },
   "/ping": {
     get: async () => (await api.GET("/ping")).data?.message satisfies "pong" | undefined,
   },
@@ -437,6 +447,34 @@ export const everyOperation: { [Path in keyof paths]: Operations<paths[Path]> } 
           body: { values: { order_number: "1001", email: "jan.jansen@example.nl" } },
         })
       ).data?.requests[0]?.url,
+  },
+  "/manage/chatbots/{chatbot_id}/widget": {
+    get: async () =>
+      (
+        await consoleApi.GET("/manage/chatbots/{chatbot_id}/widget", {
+          params: { header: organization, path: { chatbot_id: chatbotId } },
+        })
+      ).data?.appearance.starter_questions,
+    put: async () =>
+      (
+        await consoleApi.PUT("/manage/chatbots/{chatbot_id}/widget", {
+          params: { header: organization, path: { chatbot_id: chatbotId } },
+          body: {
+            enabled: true,
+            allowed_origins: ["https://shop.example", "https://*.shop.example"],
+            appearance: { color: "#0a7b34", position: "left" },
+            daily_message_budget: 500,
+          },
+        })
+      ).data?.identity_secret_created_at,
+  },
+  "/manage/chatbots/{chatbot_id}/widget/identity-secret": {
+    post: async () =>
+      (
+        await consoleApi.POST("/manage/chatbots/{chatbot_id}/widget/identity-secret", {
+          params: { header: organization, path: { chatbot_id: chatbotId } },
+        })
+      ).data?.identity_secret,
   },
   "/manage/conversations": {
     get: async () => {
