@@ -334,8 +334,8 @@ describe.runIf(isLocal && hasChromium)("the website widget", () => {
     const warned = page.waitForEvent("console", (message) => message.text().includes("no session"));
     await page.goto(pages.url(tenant.chatbotId));
     const answer = await session;
+    // (Its body, `Origin not allowed`, is pinned by the HTTP tests: the widget does not read it.)
     expect(answer.status()).toBe(403);
-    expect(await answer.json()).toEqual({ detail: "Origin not allowed" });
     await warned;
     expect(await page.locator("#chatbot-widget").count()).toBe(0);
     expect(
