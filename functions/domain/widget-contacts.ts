@@ -1,7 +1,7 @@
 /**
- * The contacts behind website visitors: which contact a verified identity is, and what it says
- * about them. Kept in this one small module until contacts have their own domain home, into which
- * it folds.
+ * Which contact a website visitor is, once a verified identity says so. Creating and changing the
+ * contact itself is the contacts home's (domain/contacts.ts `saveContact`); this module maps
+ * identities to contacts and keeps an anonymous visitor's conversations when they identify.
  *
  * - A verified identity's `sub` (hashed: it is the business's own user id) names one contact per
  *   organization (store/items.ts `identitySubject`). The same person on another device finds it.
@@ -9,17 +9,18 @@
  *   conversations stay theirs. If the `sub` already has a contact, the anonymous visitor's
  *   conversations with this chatbot move to it (each in its own transaction, guarded by its
  *   current contact, so a move happens once however sessions race).
- * - Name, e-mail and phone from the token update the contact (created when it does not exist yet).
+ * - Name, e-mail and phone from the token update the contact (created when it does not exist yet),
+ *   through `saveContact`, so the contact is listed and searchable like any other.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { saveContact } from "#functions/domain/contacts";
 import type { DomainContext } from "#functions/domain/context";
 import { listConversations } from "#functions/domain/conversation-listing";
 import type { VerifiedIdentity } from "#functions/domain/identity-tokens";
-import { AppError } from "#functions/errors";
 import { log } from "#functions/log";
 import { cancellationReasons, refusedItem } from "#functions/store/conditions";
-import { entities, items, keys, records, type VisitorRecord } from "#functions/store/items";
+import { items, keys, records, type VisitorRecord } from "#functions/store/items";
 
 /** Conversations of an anonymous visitor moved to their identity's contact, at most. */
 const MAX_MOVED_CONVERSATIONS = 50;
@@ -57,7 +58,16 @@ export async function contactForIdentity(
       to: contactId,
     });
   }
-  await updateContact(ctx, input.organizationId, contactId, input.identity, input.now);
+  // The contact home (domain/contacts.ts) creates or changes it, with its search terms.
+  await saveContact(ctx, {
+    organizationId: input.organizationId,
+    contactId,
+    details: {
+      ...(input.identity.name ? { userName: input.identity.name } : {}),
+      ...(input.identity.email ? { userEmail: input.identity.email } : {}),
+      ...(input.identity.phone ? { userPhone: input.identity.phone } : {}),
+    },
+  });
   return { contactId, subjectHash };
 }
 
@@ -93,56 +103,6 @@ async function claimSubject(
   } catch (error) {
     const stored = refusedItem(error);
     return stored ? records.identitySubject(stored).contactId : contactId;
-  }
-}
-
-async function updateContact(
-  ctx: DomainContext,
-  organizationId: string,
-  contactId: string,
-  identity: VerifiedIdentity,
-  now: string,
-): Promise<void> {
-  const fields: Record<string, string> = {
-    ...(identity.name ? { userName: identity.name } : {}),
-    ...(identity.email ? { userEmail: identity.email } : {}),
-    ...(identity.phone ? { userPhone: identity.phone } : {}),
-  };
-  const assignments = Object.keys(fields).map((field) => `#${field} = :${field}`);
-  try {
-    await ctx.db.client.send(
-      new UpdateCommand({
-        TableName: ctx.db.tableName,
-        Key: keys.contact(contactId),
-        UpdateExpression: `SET ${[
-          "contactId = :contactId",
-          "organizationId = if_not_exists(organizationId, :org)",
-          "entity = :entity",
-          "createdAt = if_not_exists(createdAt, :now)",
-          "updatedAt = :now",
-          ...assignments,
-        ].join(", ")}`,
-        ConditionExpression: "attribute_not_exists(PK) OR organizationId = :org",
-        ...(assignments.length > 0
-          ? {
-              ExpressionAttributeNames: Object.fromEntries(
-                Object.keys(fields).map((field) => [`#${field}`, field]),
-              ),
-            }
-          : {}),
-        ExpressionAttributeValues: {
-          ":contactId": contactId,
-          ":org": organizationId,
-          ":entity": entities.contact,
-          ":now": now,
-          ...Object.fromEntries(Object.entries(fields).map(([field, value]) => [`:${field}`, value])),
-        },
-      }),
-    );
-  } catch (error) {
-    // Contact ids are random UUIDs made here: another organization's is not a case to recover from.
-    refusedItem(error);
-    throw new AppError("contact_other_organization");
   }
 }
 

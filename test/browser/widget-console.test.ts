@@ -18,13 +18,16 @@ import {
   settled,
   signIn,
 } from "#test/support/browser";
-import { isLocal } from "#test/support/harness";
+import { call, isLocal } from "#test/support/harness";
+import { identityToken } from "#test/support/widget";
 import { recordPageEvents, startWidgetPages, violations, type WidgetPages } from "#test/support/widget-page";
 
 let browser: Browser;
 let admin: ConsolePage;
 let page: Page;
 let pages: WidgetPages;
+let chatbotId = "";
+let identitySecret = "";
 const botName = `Website helper ${Date.now().toString(36)}`;
 
 describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
@@ -49,7 +52,7 @@ describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
     await page.getByLabel("Welcome message").fill("Hello from the website!");
     await page.getByRole("button", { name: "Create chatbot" }).click();
     await page.getByRole("heading", { level: 1, name: botName }).waitFor();
-    const chatbotId = new URL(page.url()).pathname.split("/")[2] ?? "";
+    chatbotId = new URL(page.url()).pathname.split("/")[2] ?? "";
     // 3. Its Widget tab: the live preview shows the real widget.
     await page.getByRole("navigation", { name: "Chatbot" }).getByRole("link", { name: "Widget" }).click();
     await page.getByRole("heading", { level: 2, name: "Website widget" }).waitFor();
@@ -99,6 +102,7 @@ describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
     await page.getByText(/The current secret was made/).waitFor();
     await page.getByRole("button", { name: "Rotate secret" }).click();
     await expect.poll(() => secret.inputValue()).not.toBe(first);
+    identitySecret = await secret.inputValue();
     await page.getByText(/The previous one still verifies until/).waitFor();
     await page.getByText("ChatbotWidget.identify(identity)", { exact: false }).waitFor();
     await checkPage(admin, "chatbot widget, identity secret");
@@ -107,5 +111,46 @@ describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
     await page.getByRole("heading", { level: 2, name: "Identity secret" }).waitFor();
     await settled(page);
     expect(await page.getByLabel("The new identity secret").count()).toBe(0);
+  });
+
+  it("names the widget's identified visitor, and the channel, in Conversations and the Inbox", async () => {
+    await page.getByLabel("Identity verification").selectOption("optional");
+    await page.getByRole("button", { name: "Save widget" }).click();
+    await page.getByText("The widget's settings are saved.").waitFor();
+    // A signed-in customer of the shop chats in the widget and asks for a person.
+    const identity = await identityToken(identitySecret, {
+      sub: `customer-${Date.now()}`,
+      name: "Ann Visser",
+      email: "ann.visser@example.nl",
+    });
+    const session = await call<{ token: string }>("POST", "/api/widget/session", {
+      authorization: null,
+      headers: { origin: pages.origin },
+      body: { chatbot_id: chatbotId, identity },
+    });
+    expect(session.status).toBe(200);
+    const started = await call<{ conversation_id: string }>("POST", "/api/conversation", {
+      key: session.body.token,
+      body: { chatbot_id: chatbotId },
+    });
+    await call("POST", "/api/message", {
+      key: session.body.token,
+      body: { conversation_id: started.body.conversation_id, message: "Is it in stock?" },
+    });
+    await call("POST", `/api/conversation/${started.body.conversation_id}/handoff`, {
+      key: session.body.token,
+    });
+
+    await go(page, "Conversations");
+    const row = page.getByRole("row").filter({ hasText: "Ann Visser" });
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.getByText("Website", { exact: true }).count()).toBe(1);
+    await go(page, /^Inbox/, "Inbox");
+    const waiting = page.getByRole("link").filter({ hasText: "Ann Visser" });
+    await expect.poll(() => waiting.count()).toBe(1);
+    await waiting.click();
+    await page.getByRole("heading", { level: 2, name: "Ann Visser" }).waitFor();
+    await page.getByText("Website widget", { exact: true }).waitFor();
+    await checkPage(admin, "Inbox with a widget conversation");
   });
 });
