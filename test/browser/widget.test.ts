@@ -323,6 +323,169 @@ describe.runIf(isLocal && hasChromium)("the website widget", () => {
     await context.close();
   });
 
+  it("shows a typing indicator, the chatbot's fallback for a failed reply, and an error with a retry", async () => {
+    const modelId = `test.widget-${randomUUID()}`;
+    const tenant = await widgetTenant({ kind: "bedrock", modelId });
+    const bedrock = bedrockControl(environment.bedrockControlUrl ?? "");
+    await bedrock.script(
+      modelId,
+      converseStream("We ship to Belgium.", { holdAfter: 0 }),
+      converseStream("Half a rep", { ending: { exception: "modelStreamErrorException", message: "boom" } }),
+      converseStream("It left our warehouse today."),
+    );
+    const { context, page } = await openPage(tenant.chatbotId);
+    await launcher(page).click();
+
+    // Until the first words arrive: the typing indicator, named for screen readers.
+    await sendMessage(page, "Do you ship to Belgium?");
+    const typing = page.locator("#chatbot-widget .typing");
+    await typing.waitFor({ state: "visible" });
+    expect(await typing.getAttribute("aria-label")).toBe("Typing…");
+    expect(await log(page).locator(".msg.assistant").count()).toBe(1); // the welcome message only
+    await bedrock.release(modelId);
+    await expect.poll(() => log(page).textContent()).toContain("We ship to Belgium.");
+    await typing.waitFor({ state: "hidden" });
+
+    // The model fails mid-reply: what it had written goes, the chatbot's fallback takes its place.
+    await sendMessage(page, "Where is my parcel?");
+    const lastReply = log(page).locator(".msg.assistant").last();
+    await expect.poll(() => lastReply.textContent()).toBe("Sorry, I don't know that one.");
+    await expect.poll(() => lastReply.getAttribute("aria-busy")).toBeNull();
+    expect(await log(page).textContent()).not.toContain("Half a rep");
+
+    // The network fails: a polite line with a retry, which sends the message (once) when clicked.
+    let refusals = 1;
+    await page.route("**/api/message/stream", (route) =>
+      refusals-- > 0 ? route.abort("connectionreset") : route.continue(),
+    );
+    await sendMessage(page, "And now?");
+    const alert = page.getByRole("alert");
+    await expect.poll(() => alert.textContent()).toContain("Sorry, your message could not be sent.");
+    await page.getByRole("button", { name: "Try again" }).click();
+    await expect.poll(() => log(page).textContent()).toContain("It left our warehouse today.");
+    expect(await alert.isVisible()).toBe(false);
+    expect(await log(page).locator(".msg.user").count()).toBe(3);
+    const stored = await page.evaluate<{ conversationId: string }>(
+      `JSON.parse(localStorage.getItem("chatbot-widget:${tenant.chatbotId}"))`,
+    );
+    const history = await call<{ messages: { role: string; content: string }[] }>(
+      "GET",
+      `/api/conversation/${stored.conversationId}/messages`,
+      { key: tenant.apiKey },
+    );
+    expect(history.body.messages.map((message) => message.content)).toEqual([
+      "Do you ship to Belgium?",
+      "We ship to Belgium.",
+      "Where is my parcel?",
+      "Sorry, I don't know that one.",
+      "And now?",
+      "It left our warehouse today.",
+    ]);
+    expect(await violations(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("sends a pasted image", async () => {
+    const tenant = await widgetTenant();
+    const { context, page } = await openPage(tenant.chatbotId);
+    await launcher(page).click();
+    await dialog(page).waitFor();
+    // What a browser dispatches when an image is pasted into the message box.
+    await page.evaluate(`(() => {
+      const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+      const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], "pasted.png", { type: "image/png" }));
+      const box = document.querySelector("#chatbot-widget").shadowRoot.querySelector("textarea");
+      box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    })()`);
+    await page.getByRole("button", { name: "Remove image" }).waitFor();
+    await sendMessage(page, "Pasted from my screen");
+    await expect.poll(() => log(page).locator(".msg.assistant").count()).toBe(2);
+    const stored = await page.evaluate<{ conversationId: string }>(
+      `JSON.parse(localStorage.getItem("chatbot-widget:${tenant.chatbotId}"))`,
+    );
+    const history = await call<{ messages: { role: string; attachments: { media_type?: string }[] }[] }>(
+      "GET",
+      `/api/conversation/${stored.conversationId}/messages`,
+      { key: tenant.apiKey },
+    );
+    expect(history.body.messages.find((message) => message.role === "user")?.attachments).toMatchObject([
+      { media_type: "image/png" },
+    ]);
+    expect(await violations(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("answers to the page: open(), close(), reset() and the open, close and message events", async () => {
+    const tenant = await widgetTenant();
+    const { context, page } = await openPage(tenant.chatbotId);
+    await launcher(page).waitFor();
+    await page.evaluate(`(() => {
+      window.__events = [];
+      for (const name of ["open", "close", "message"])
+        window.ChatbotWidget.on(name, (detail) => window.__events.push(name + (detail ? ":" + detail.role : "")));
+    })()`);
+    await page.evaluate("window.ChatbotWidget.open()");
+    await dialog(page).waitFor();
+    await sendMessage(page, "Hello from the page");
+    await expect.poll(() => log(page).locator(".msg.assistant").count()).toBe(2);
+    await page.evaluate("window.ChatbotWidget.close()");
+    await dialog(page).waitFor({ state: "hidden" });
+    expect(await page.evaluate<string[]>("window.__events")).toEqual([
+      "open",
+      "message:user",
+      "message:assistant",
+      "close",
+    ]);
+    const before = await page.evaluate<{ visitor: string }>(
+      `JSON.parse(localStorage.getItem("chatbot-widget:${tenant.chatbotId}"))`,
+    );
+
+    // reset(): the visitor is forgotten (a shared computer's sign-out); the next open starts afresh.
+    await page.evaluate("window.ChatbotWidget.reset()");
+    expect(await page.evaluate(`localStorage.getItem("chatbot-widget:${tenant.chatbotId}")`)).toBeNull();
+    await page.evaluate("window.ChatbotWidget.open()");
+    await dialog(page).waitFor();
+    await expect.poll(() => log(page).textContent()).toContain("Welcome to the test shop!");
+    expect(await log(page).textContent()).not.toContain("Hello from the page");
+    await sendMessage(page, "Starting afresh");
+    await expect.poll(() => log(page).locator(".msg.assistant").count()).toBe(2);
+    const after = await page.evaluate<{ visitor: string }>(
+      `JSON.parse(localStorage.getItem("chatbot-widget:${tenant.chatbotId}"))`,
+    );
+    expect(after.visitor).not.toBe(before.visitor);
+    expect(await violations(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("speaks the chatbot's language when its settings name one, and Spanish and Dutch pages'", async () => {
+    const french = await seedWidgetTenant({
+      allowed_origins: [pages.origin],
+      appearance: { title: "Aide", language: "fr" },
+    });
+    const { context, page } = await openPage(french.chatbotId, desktop, "en");
+    await launcher(page).waitFor();
+    expect(await launcher(page).textContent()).toBe("Discuter");
+    expect(await launcher(page).getAttribute("aria-label")).toBe("Ouvrir le chat: Aide");
+    await launcher(page).click();
+    await page.getByRole("button", { name: "Envoyer" }).waitFor();
+    await context.close();
+
+    const tenant = await widgetTenant();
+    for (const [lang, label, send] of [
+      ["es-ES", "Abrir el chat: Shop help", "Enviar"],
+      ["nl", "Chat openen: Shop help", "Versturen"],
+    ] as const) {
+      const opened = await openPage(tenant.chatbotId, desktop, lang);
+      await launcher(opened.page).waitFor();
+      expect(await launcher(opened.page).getAttribute("aria-label")).toBe(label);
+      await launcher(opened.page).click();
+      await opened.page.getByRole("button", { name: send }).waitFor();
+      await opened.context.close();
+    }
+  });
+
   it("shows nothing, and gets no session, on a page whose origin is not allowed", async () => {
     const tenant = await seedWidgetTenant({ allowed_origins: ["https://elsewhere.example"] });
     const context = await browser.newContext();
