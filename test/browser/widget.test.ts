@@ -486,6 +486,22 @@ describe.runIf(isLocal && hasChromium)("the website widget", () => {
     }
   });
 
+  it("runs on the demo page npm start prints, against the demo chatbot, under its strict CSP", async () => {
+    const { demoPageUrl, consoleUrl } = demo();
+    expect(demoPageUrl, "npm start serves a demo page").toBeDefined();
+    expect(new URL(demoPageUrl ?? "").origin).not.toBe(new URL(consoleUrl).origin);
+    const context = await browser.newContext({ viewport: desktop });
+    await recordPageEvents(context);
+    const page = await context.newPage();
+    const answer = await page.goto(demoPageUrl ?? "");
+    expect(answer?.headers()["content-security-policy"]).not.toMatch(/unsafe-(inline|eval)/);
+    await launcher(page).click();
+    await dialog(page).waitFor();
+    await expect.poll(() => log(page).textContent()).toContain("I'm the Demo Shop assistant");
+    expect(await violations(page)).toEqual([]);
+    await context.close();
+  });
+
   it("shows nothing, and gets no session, on a page whose origin is not allowed", async () => {
     const tenant = await seedWidgetTenant({ allowed_origins: ["https://elsewhere.example"] });
     const context = await browser.newContext();

@@ -19,6 +19,8 @@ const root = resolve(import.meta.dirname, "../..");
 export interface Demo {
   baseUrl: string;
   consoleUrl: string;
+  /** The widget's demo page `npm start` prints (a shop page on another origin). */
+  demoPageUrl?: string;
   apiKey: string;
   chatbotId: string;
   organizationId: string;
