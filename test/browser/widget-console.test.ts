@@ -68,6 +68,7 @@ describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
     // 4. On, for the business's page; saved.
     await page.getByLabel("Visitors can chat on your website").check();
     await page.getByLabel("Allowed pages (origins, one per line)").fill(pages.origin);
+    await page.getByLabel("Daily message budget").fill("750");
     await page.getByRole("button", { name: "Save widget" }).click();
     await page.getByText("The widget's settings are saved.").waitFor();
     await checkPage(admin, "chatbot widget");
@@ -111,6 +112,8 @@ describe.runIf(isLocal && hasChromium)("Chatbot → Widget", () => {
     await page.getByRole("heading", { level: 2, name: "Identity secret" }).waitFor();
     await settled(page);
     expect(await page.getByLabel("The new identity secret").count()).toBe(0);
+    // The daily budget saved with the settings is what the page reads again.
+    expect(await page.getByLabel("Daily message budget").inputValue()).toBe("750");
   });
 
   it("names the widget's identified visitor, and the channel, in Conversations and the Inbox", async () => {
