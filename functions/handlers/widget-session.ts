@@ -17,6 +17,7 @@ import { clientAddress } from "#functions/http/client-address";
 import { isoTimestamp, optionalText, uuid } from "#functions/http/schemas";
 import { widgetSecretsCipher } from "#functions/http/widget-secrets";
 import { appearanceView } from "#functions/http/widget-views";
+import { recordRateLimited } from "#functions/observability/metrics";
 
 const body = z.object({
   chatbot_id: uuid("The chatbot whose widget is on the page."),
@@ -95,6 +96,7 @@ export const handler = apiHandler(contract, async ({ body, headers, sourceIp }) 
   const admission = await admitSession(ctx, body.chatbot_id, clientAddress(headers, sourceIp));
   const headersOfRate = rateHeaders(admission.state);
   if (!admission.admitted) {
+    recordRateLimited("widget");
     const { limit } = visitorLimits.sessionsPerAddress;
     throw new AppError("rate_limited", {
       headers: { ...headersOfRate, "retry-after": String(admission.retryAfterSeconds) },

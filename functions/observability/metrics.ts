@@ -42,7 +42,8 @@ export type LookupOutcome =
   | "rate_limited"
   | "timeout"
   | "unavailable";
-export type RateLimitedApi = "public" | "manage";
+/** `widget`: the widget's session route (its bucket per client address); visitors' own refusals are `public`. */
+export type RateLimitedApi = "public" | "manage" | "widget";
 export type AuthorizerFailure = "unavailable" | "error";
 export type WebhookDeliveryOutcome = "delivered" | "retry_scheduled" | "failed" | "dropped";
 /** What one scheduled inactivity check did (for the timer functions). */

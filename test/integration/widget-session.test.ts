@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { call, UUID } from "#test/support/harness";
+import { call, isLocal, runtimeLog, UUID } from "#test/support/harness";
 import {
   identityToken,
   putWidget,
@@ -157,6 +157,18 @@ describe("POST /api/widget/session", () => {
     const detail = ((answer?.body ?? {}) as unknown as { detail: Record<string, unknown> }).detail;
     expect(detail).toMatchObject({ error: "Rate limit exceeded", limit, remaining: 0 });
     expect(detail.reset).toMatch(/Z$/);
+    if (isLocal) {
+      // Counted as the widget's rate-limited requests (docs/operations.md "Metrics").
+      const requestId = answer?.headers.get("x-request-id");
+      expect(requestId).toBeTruthy();
+      const metrics = () =>
+        runtimeLog()
+          .split("\n")
+          .filter((line) => line.startsWith("{") && line.includes('"_aws"'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((document) => document.requestId === requestId);
+      await expect.poll(metrics).toMatchObject([{ Stage: "local", Api: "widget", RateLimited: 1 }]);
+    }
     // Another chatbot is not held to this one's bucket.
     const other = await seedWidgetTenant();
     expect((await startSession(other.chatbotId)).status).toBe(200);
