@@ -188,7 +188,7 @@ function statusChangeEvents(
       details: {
         status: after,
         previous_status: typeof before === "string" ? before : null,
-        channel: conversation.channel ?? "api",
+        channel: typeof image.channel === "string" ? image.channel : "api",
         changed_at: changedAt,
         // The first handoff's reason decides the conversation's outcome (domain/outcomes.ts); a
         // later handoff (after a hand-back) carries null.
