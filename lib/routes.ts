@@ -635,6 +635,7 @@ export const publicRoutes: readonly RouteDefinition[] = [
     method: "POST",
     path: "/api/message/{message_id}/feedback",
     auth: "apiKey",
+    widget: "requests",
     stack: "PublicApi",
     entry: "functions/handlers/send-feedback.ts",
     memoryMb: 256,

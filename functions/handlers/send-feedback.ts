@@ -32,6 +32,7 @@ export const contract = {
     "The visitor's thumbs up or down (and an optional comment) on one of the chatbot's replies. Sending again replaces it. Only chatbot replies take feedback: any other message, or a message of another organization, is 404 Message not found.",
   tags: ["Feedback"],
   auth: "apiKey",
+  widget: "requests",
   path,
   body,
   response,
@@ -46,6 +47,8 @@ export const handler = apiHandler(contract, async ({ caller, path, body }) => {
     messageId: path.message_id,
     rating: body.rating,
     ...(body.comment ? { comment: body.comment } : {}),
+    // A visitor's token: a reply of its own contact's conversation with its chatbot only.
+    ...(caller.visitor ? { visitor: caller.visitor } : {}),
   });
   const view = toFeedbackView({ feedback });
   return {

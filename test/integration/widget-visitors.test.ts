@@ -5,6 +5,7 @@
  * the chatbot's daily budget are 429s with the rate headers; conversations it starts carry
  * `channel: widget`; CORS answers on the widget's routes only, and never to an API key.
  */
+import { randomUUID } from "node:crypto";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { keys } from "#functions/store/items";
@@ -118,6 +119,70 @@ describe("a visitor's access token", () => {
     });
     expect(handoff.status).toBe(200);
     expect(handoff.body.status).toBe("handoff");
+  });
+
+  it("gives feedback on its own conversation's replies, and on no other contact's (404)", async () => {
+    const tenant = await seedWidgetTenant();
+    const visitor = await session(tenant.chatbotId);
+    const conversationId = await visitorConversation(tenant, visitor.token);
+    const sent = await call<{ messages: { message_id: string }[] }>("POST", "/api/message", {
+      key: visitor.token,
+      headers: originHeader,
+      body: { conversation_id: conversationId, message: "Do you ship to Belgium?" },
+    });
+    const replyId = sent.body.messages[0]?.message_id ?? "";
+    const given = await call<{ message_id: string; conversation_id: string; rating: string }>(
+      "POST",
+      `/api/message/${replyId}/feedback`,
+      { key: visitor.token, headers: originHeader, body: { rating: "up", comment: "Clear, thanks" } },
+    );
+    expect(given.status).toBe(200);
+    expect(given.body).toMatchObject({ message_id: replyId, conversation_id: conversationId, rating: "up" });
+    expect(given.headers.get("access-control-allow-origin")).toBe(shopOrigin);
+    const history = await call<{ messages: { message_id: string; feedback: { rating: string } | null }[] }>(
+      "GET",
+      `/api/conversation/${conversationId}/messages`,
+      { key: tenant.apiKey },
+    );
+    expect(history.body.messages.find((message) => message.message_id === replyId)?.feedback).toMatchObject({
+      rating: "up",
+    });
+
+    // Another visitor of the same chatbot: the reply is not theirs to judge.
+    const stranger = await session(tenant.chatbotId);
+    const refused = await call("POST", `/api/message/${replyId}/feedback`, {
+      key: stranger.token,
+      headers: originHeader,
+      body: { rating: "down" },
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toEqual({ detail: "Message not found" });
+    // Their own visitor message is no reply either.
+    const mine = await call<{ messages: { message_id: string; role: string }[] }>(
+      "GET",
+      `/api/conversation/${conversationId}/messages`,
+      { key: visitor.token, headers: originHeader },
+    );
+    const question = mine.body.messages.find((message) => message.role === "user")?.message_id ?? "";
+    expect(
+      (
+        await call("POST", `/api/message/${question}/feedback`, {
+          key: visitor.token,
+          headers: originHeader,
+          body: { rating: "up" },
+        })
+      ).status,
+    ).toBe(404);
+    // The rating route is not a visitor's (CONTRACT §12 lists the feedback route only).
+    expect(
+      (
+        await call("POST", `/api/conversation/${conversationId}/rating`, {
+          key: visitor.token,
+          headers: originHeader,
+          body: { score: 5 },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("never reaches another contact's conversation (404), even with the same chatbot", async () => {
@@ -294,6 +359,7 @@ describe("CORS", () => {
       [`/api/conversation/${conversationId}`, "GET, OPTIONS"],
       [`/api/conversation/${conversationId}/messages`, "GET, OPTIONS"],
       [`/api/conversation/${conversationId}/handoff`, "POST, OPTIONS"],
+      [`/api/message/${randomUUID()}/feedback`, "POST, OPTIONS"],
     ] as const) {
       const answer = await preflight(path, methods.split(",")[0] ?? "");
       expect(answer.status, path).toBe(204);

@@ -35,6 +35,7 @@ describe("the widget's routes", () => {
       "GET /api/conversation/{conversation_id}": "requests",
       "GET /api/conversation/{conversation_id}/messages": "requests",
       "POST /api/conversation/{conversation_id}/handoff": "requests",
+      "POST /api/message/{message_id}/feedback": "requests",
     });
     expect(Object.fromEntries(widgetPaths)).toEqual({
       "/api/conversation": ["POST"],
@@ -42,6 +43,7 @@ describe("the widget's routes", () => {
       "/api/conversation/{conversation_id}": ["GET"],
       "/api/conversation/{conversation_id}/messages": ["GET"],
       "/api/conversation/{conversation_id}/handoff": ["POST"],
+      "/api/message/{message_id}/feedback": ["POST"],
       "/api/widget/session": ["POST"],
     });
     for (const path of widgetPaths.keys()) expect(path.startsWith("/manage")).toBe(false);
