@@ -32,6 +32,7 @@ import {
   outcomes,
   outcomeValue,
 } from "#functions/domain/outcomes";
+import { type LookupOutcome, lookupOutcomes } from "#functions/domain/usage";
 import { log } from "#functions/log";
 import { cancellationReasons, type TransactAction } from "#functions/store/conditions";
 import {
@@ -44,18 +45,7 @@ import {
   USAGE_RETENTION_DAYS,
 } from "#functions/store/items";
 
-/** The look-up outcomes counted (the conversation's counters, items.ts). */
-export const lookupResults = [
-  "found",
-  "not_found",
-  "auth_failed",
-  "rate_limited",
-  "timeout",
-  "unavailable",
-] as const;
-export type LookupResult = (typeof lookupResults)[number];
-
-const lookupCounterOf: Record<LookupResult, keyof ConversationRecord> = {
+const lookupCounterOf: Record<LookupOutcome, keyof ConversationRecord> = {
   found: "lookupsFound",
   not_found: "lookupsNotFound",
   auth_failed: "lookupsAuthFailed",
@@ -102,7 +92,7 @@ export const counterNames = [
   "visitorMessages",
   "fallbackReplies",
   "lookups",
-  ...lookupResults.map((result) => `lookups_${result}`),
+  ...lookupOutcomes.map((result) => `lookups_${result}`),
   ...outcomes.map((outcome) => `outcome_${outcome}`),
   ...handoffReasons.map((reason) => `handoff_${reason}`),
   "feedbackUp",
@@ -123,7 +113,7 @@ export function contributionOf(conversation: ConversationRecord): Counts {
   add("visitorMessages", conversation.visitorMessageCount);
   add("fallbackReplies", conversation.fallbackReplies);
   add("lookups", conversation.lookups);
-  for (const result of lookupResults)
+  for (const result of lookupOutcomes)
     add(`lookups_${result}`, conversation[lookupCounterOf[result]] as number | undefined);
   const outcome = outcomeValue(conversation);
   add(`outcome_${outcome}`, 1);
@@ -342,7 +332,7 @@ export interface AnalyticsFigures {
   firstReplies: number;
   firstReplyMsP50: number | null;
   lookups: number;
-  lookupResults: Record<LookupResult, number>;
+  lookupResults: Record<LookupOutcome, number>;
 }
 
 /** The figures of counter items added up (a range's totals merge the days' sketches). */
@@ -377,7 +367,7 @@ export function figuresOf(days: readonly AnalyticsDayRecord[]): AnalyticsFigures
     firstReplyMsP50: p50 === null ? null : Math.round(p50),
     lookups: sum("lookups"),
     lookupResults: Object.fromEntries(
-      lookupResults.map((result) => [result, sum(`lookups_${result}`)]),
-    ) as Record<LookupResult, number>,
+      lookupOutcomes.map((result) => [result, sum(`lookups_${result}`)]),
+    ) as Record<LookupOutcome, number>,
   };
 }

@@ -4,15 +4,10 @@
  */
 
 import * as z from "zod/mini";
-import {
-  type AnalyticsFigures,
-  figuresOf,
-  lookupResults,
-  readAnalyticsDays,
-} from "#functions/domain/analytics";
+import { type AnalyticsFigures, figuresOf, readAnalyticsDays } from "#functions/domain/analytics";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { handoffReasons } from "#functions/domain/outcomes";
-import { dayOf } from "#functions/domain/usage";
+import { dayOf, lookupOutcomes } from "#functions/domain/usage";
 import { validationError } from "#functions/errors";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { uuid } from "#functions/http/schemas";
@@ -66,7 +61,7 @@ const figures = {
       ),
   ),
   lookups: count("Look-ups the chatbot made."),
-  lookups_by_outcome: counts(lookupResults, "The look-ups by their outcome."),
+  lookups_by_outcome: counts(lookupOutcomes, "The look-ups by their outcome."),
 };
 
 const response = z.object({
