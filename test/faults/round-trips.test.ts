@@ -28,11 +28,12 @@ const TURN_ROUND_TRIPS = 3;
 
 /**
  * The calls of the turn itself: not the key check, not the event pipeline reading beside it (webhook
- * endpoints and deliveries, the fan-out's chatbot look-up, its inactivity-timeout read).
+ * endpoints and deliveries, the fan-out's chatbot look-up, its inactivity-timeout read, the analytics
+ * counters it adds from the stream).
  */
 const turnCall = (call: RecordedCall) =>
   !call.body.includes('"S":"APIKEY#') &&
-  !/#WEBHOOKS"|#WHEP#/.test(call.body) &&
+  !/#WEBHOOKS"|#WHEP#|#ANALYTICS"/.test(call.body) &&
   !call.body.includes('"ProjectionExpression":"chatbotId"') &&
   !call.body.includes('"ProjectionExpression":"inactivityTimeoutMinutes"');
 
