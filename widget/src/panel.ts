@@ -290,6 +290,8 @@ export const mount: MountPanel = (host: PanelHost): Panel => {
       const page = await json<{ messages: HistoryMessage[]; has_more: boolean; next_cursor: string | null }>(
         `/api/conversation/${conversationId}/messages?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
       );
+      // Reset, or another conversation begun, while this page was read: it no longer belongs here.
+      if (host.conversationId() !== conversationId) return;
       for (const message of page.messages) render(message);
       if (!page.has_more || !page.next_cursor) break;
       cursor = page.next_cursor;
