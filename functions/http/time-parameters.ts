@@ -7,6 +7,7 @@
  * its end is a 422 on `from`.
  */
 import * as z from "zod/mini";
+import { validationError } from "#functions/errors";
 import { pydanticIssue } from "#functions/http/validation";
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -113,4 +114,33 @@ export function orderedRange<T extends { from?: string | undefined; to?: string 
       params: pydanticIssue("value_error", "Value error, from must not be later than to"),
     });
   });
+}
+
+const DAY_MS = 86_400_000;
+const dayOfEpoch = (epochMs: number): string => new Date(epochMs).toISOString().slice(0, 10);
+
+/**
+ * The days a day-series route answers, `from` to `to` with both included: `to` defaults to today,
+ * `from` to the `defaultDays` ending on `to`. A range of more than `maxDays` days, or one that ends
+ * before it starts, is a 422 on `from`.
+ */
+export function dayRange(
+  query: { from?: string | undefined; to?: string | undefined },
+  today: string,
+  limits: { defaultDays: number; maxDays: number },
+): { from: string; to: string; days: number } {
+  const to = query.to ?? today;
+  const from = query.from ?? dayOfEpoch(Date.parse(`${to}T00:00:00Z`) - (limits.defaultDays - 1) * DAY_MS);
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+  if (!Number.isFinite(days) || days < 1 || days > limits.maxDays) {
+    throw validationError([
+      {
+        type: "value_error",
+        loc: ["query", "from"],
+        msg: `Value error, from must be a valid day on or before to, at most ${limits.maxDays} days before it`,
+        input: query.from ?? from,
+      },
+    ]);
+  }
+  return { from, to, days };
 }

@@ -8,10 +8,9 @@ import { type AnalyticsFigures, figuresOf, readAnalyticsDays } from "#functions/
 import { contextFromEnvironment } from "#functions/domain/context";
 import { handoffReasons } from "#functions/domain/outcomes";
 import { dayOf, lookupOutcomes } from "#functions/domain/usage";
-import { validationError } from "#functions/errors";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { uuid } from "#functions/http/schemas";
-import { calendarDay, orderedRange } from "#functions/http/time-parameters";
+import { calendarDay, dayRange, orderedRange } from "#functions/http/time-parameters";
 
 /** Days one request may span (a year, leap years included); counters are kept 400 days. */
 export const MAX_ANALYTICS_DAYS = 366;
@@ -109,19 +108,14 @@ const toFigures = (figures: AnalyticsFigures) => ({
 });
 
 export const handler = apiHandler(contract, async ({ caller, query }) => {
-  const to = query.to ?? dayOf(ctx.clock());
-  const from = query.from ?? dayOf(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_ANALYTICS_DAYS - 1) * DAY_MS);
-  const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
-  if (!Number.isFinite(span) || span < 1 || span > MAX_ANALYTICS_DAYS) {
-    throw validationError([
-      {
-        type: "value_error",
-        loc: ["query", "from"],
-        msg: `Value error, from must be a valid day on or before to, at most ${MAX_ANALYTICS_DAYS} days before it`,
-        input: query.from ?? from,
-      },
-    ]);
-  }
+  const {
+    from,
+    to,
+    days: span,
+  } = dayRange(query, dayOf(ctx.clock()), {
+    defaultDays: DEFAULT_ANALYTICS_DAYS,
+    maxDays: MAX_ANALYTICS_DAYS,
+  });
   const days = await readAnalyticsDays(ctx, {
     organizationId: caller.organizationId,
     from,

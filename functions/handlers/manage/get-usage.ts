@@ -3,11 +3,10 @@
 import * as z from "zod/mini";
 import { contextFromEnvironment } from "#functions/domain/context";
 import { dayOf, lookupOutcomes, readUsage } from "#functions/domain/usage";
-import { validationError } from "#functions/errors";
 import { apiHandler, type RouteContract } from "#functions/http/api-handler";
 import { toUsageDayView, usageDayView } from "#functions/http/manage-views";
 import { uuid } from "#functions/http/schemas";
-import { calendarDay, orderedRange } from "#functions/http/time-parameters";
+import { calendarDay, dayRange, orderedRange } from "#functions/http/time-parameters";
 
 /** Days a report may span; counters are kept longer (USAGE_RETENTION_DAYS), so 90 days back always exist. */
 export const MAX_USAGE_DAYS = 366;
@@ -45,22 +44,12 @@ export const contract = {
 } as const satisfies RouteContract<"manage", undefined, typeof query, undefined, typeof response>;
 
 const ctx = contextFromEnvironment();
-const DAY_MS = 86_400_000;
 
 export const handler = apiHandler(contract, async ({ caller, query }) => {
-  const to = query.to ?? dayOf(ctx.clock());
-  const from = query.from ?? dayOf(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS);
-  const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
-  if (!Number.isFinite(span) || span < 1 || span > MAX_USAGE_DAYS) {
-    throw validationError([
-      {
-        type: "value_error",
-        loc: ["query", "from"],
-        msg: `Value error, from must be a valid day on or before to, at most ${MAX_USAGE_DAYS} days before it`,
-        input: query.from ?? from,
-      },
-    ]);
-  }
+  const { from, to } = dayRange(query, dayOf(ctx.clock()), {
+    defaultDays: DEFAULT_USAGE_DAYS,
+    maxDays: MAX_USAGE_DAYS,
+  });
   const days = (
     await readUsage(ctx, {
       organizationId: caller.organizationId,
