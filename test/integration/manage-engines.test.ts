@@ -7,13 +7,13 @@
  * keyed Bedrock fake.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type Server, type Socket } from "node:net";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keys, records } from "#functions/store/items";
 import { awsError, converseText } from "#test/fakes/bedrock-server";
 import { bedrockControl } from "#test/fakes/keyed-bedrock";
 import { completionText, type FakeOpenAi, openAiError, startFakeOpenAi } from "#test/fakes/openai-server";
+import { startTrap } from "#test/support/connection-trap";
 import {
   api,
   domain,
@@ -334,35 +334,3 @@ describe.runIf(hasIdentity && isLocal)("an admin's own model", () => {
     });
   });
 });
-
-/** Listens on 127.0.0.1 and ::1 (same port) and counts every connection it is offered. */
-async function startTrap(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const servers: Server[] = [];
-  const listen = (host: string, port: number) =>
-    new Promise<Server | undefined>((resolve) => {
-      const server = createServer((socket) => {
-        connections++;
-        sockets.add(socket);
-        socket.destroy();
-      });
-      server.once("error", () => resolve(undefined));
-      server.listen(port, host, () => resolve(server));
-    });
-  const first = await listen("127.0.0.1", 0);
-  if (!first) throw new Error("cannot listen on 127.0.0.1");
-  servers.push(first);
-  const address = first.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  const second = await listen("::1", port);
-  if (second) servers.push(second);
-  return {
-    port,
-    connections: () => connections,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    },
-  };
-}

@@ -4,8 +4,8 @@
  * or a look-up tool uses, directly or through a redirect. The fakes on the allow list keep working
  * (the image fake here; the platform fakes in lookups.test.ts).
  */
-import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTrap } from "#test/support/connection-trap";
 import {
   api,
   environment,
@@ -17,40 +17,6 @@ import {
   type Tenant,
   validationItems,
 } from "#test/support/harness";
-
-/** Listens on 127.0.0.1 and ::1 (same port) and counts every connection it is offered. */
-async function startTrap(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const onConnection = (socket: Socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.destroy();
-  };
-  const servers: Server[] = [];
-  const listen = (host: string, port: number) =>
-    new Promise<Server | undefined>((resolve) => {
-      const server = createServer(onConnection);
-      server.once("error", () => resolve(undefined));
-      server.listen(port, host, () => resolve(server));
-    });
-  const first = await listen("127.0.0.1", 0);
-  if (!first) throw new Error("cannot listen on 127.0.0.1");
-  servers.push(first);
-  const address = first.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  const second = await listen("::1", port);
-  if (second) servers.push(second);
-  return {
-    port,
-    connections: () => connections,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    },
-  };
-}
 
 describe.runIf(isLocal)("no fetch reaches a local listener off the allow list", () => {
   let trap: Awaited<ReturnType<typeof startTrap>>;
