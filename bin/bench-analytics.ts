@@ -10,8 +10,6 @@
  * 3. A 365-day series: `GET /manage/analytics` over a year of (filled) day items, its calls and read
  *    units.
  */
-import { createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { sketchIndex } from "#functions/domain/analytics";
 import { createApiKey } from "#functions/domain/api-keys";
@@ -21,82 +19,10 @@ import { createOrganization } from "#functions/domain/organizations";
 import { createDb } from "#functions/store/dynamodb";
 import { keys } from "#functions/store/items";
 import { startLocalRuntime } from "#lib/local/runtime";
+import { type Call, countingProxy } from "./bench-table-proxy.ts";
 
-interface Call {
-  operation: string;
-  analytics: boolean;
-  writeUnits: number;
-  readUnits: number;
-}
-
-/** Forwards to DynamoDB Local, adding ReturnConsumedCapacity, and notes each call. */
-async function countingProxy(target: string) {
-  const calls: Call[] = [];
-  const upstream = new URL(target);
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      let body = Buffer.concat(chunks);
-      const text = body.toString();
-      const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
-      const call: Call = { operation, analytics: text.includes('#ANALYTICS"'), writeUnits: 0, readUnits: 0 };
-      if (operation !== "DescribeTable" && operation !== "?") calls.push(call);
-      try {
-        body = Buffer.from(JSON.stringify({ ...JSON.parse(text), ReturnConsumedCapacity: "TOTAL" }));
-      } catch {
-        // Not JSON: as it came.
-      }
-      const forward = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: { ...req.headers, "content-length": String(body.length) },
-        },
-        (response) => {
-          const answer: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => answer.push(chunk));
-          response.on("end", () => {
-            const out = Buffer.concat(answer);
-            try {
-              const parsed = JSON.parse(out.toString()) as { ConsumedCapacity?: unknown };
-              for (const entry of [parsed.ConsumedCapacity ?? []].flat() as {
-                CapacityUnits?: number;
-                ReadCapacityUnits?: number;
-                WriteCapacityUnits?: number;
-              }[]) {
-                if (entry.WriteCapacityUnits !== undefined || entry.ReadCapacityUnits !== undefined) {
-                  call.writeUnits += entry.WriteCapacityUnits ?? 0;
-                  call.readUnits += entry.ReadCapacityUnits ?? 0;
-                } else if (/^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(operation)) {
-                  call.writeUnits += entry.CapacityUnits ?? 0;
-                } else call.readUnits += entry.CapacityUnits ?? 0;
-              }
-            } catch {
-              // Not JSON.
-            }
-            res.writeHead(response.statusCode ?? 500, response.headers);
-            res.end(out);
-          });
-        },
-      );
-      forward.on("error", () => res.destroy());
-      forward.end(body);
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    calls,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
-}
+/** The analytics counters' writes (the fan-out's, on `ORG#…#ANALYTICS`). */
+const onAnalytics = (call: Call) => call.request.includes('#ANALYTICS"');
 
 const summary = (calls: readonly Call[]) => {
   const counts = new Map<string, number>();
@@ -114,7 +40,9 @@ const TURNS_EACH = 2;
 
 export async function printAnalyticsFigures(buildDirectory: string): Promise<void> {
   const runtime = await startLocalRuntime({ port: 0, buildDirectory, environment: { LOG_LEVEL: "warn" } });
-  const proxy = await countingProxy(runtime.dynamoDbEndpoint);
+  const proxy = await countingProxy(runtime.dynamoDbEndpoint, {
+    ignore: (call) => call.operation === "DescribeTable" || call.operation === "?",
+  });
   process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.url;
   try {
     const ctx = { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock };
@@ -177,7 +105,7 @@ export async function printAnalyticsFigures(buildDirectory: string): Promise<voi
       const turn = async (conversationId: string, message: string) => {
         const start = proxy.calls.length;
         await send("POST", "/api/message", { conversation_id: conversationId, message });
-        if (!parallel) turnCalls.push(...proxy.calls.slice(start).filter((call) => !call.analytics));
+        if (!parallel) turnCalls.push(...proxy.calls.slice(start).filter((call) => !onAnalytics(call)));
       };
       for (let round = 0; round < TURNS_EACH; round += 1) {
         const message = round === 0 ? "How long does shipping take?" : "Thanks, and returns?";
@@ -189,7 +117,7 @@ export async function printAnalyticsFigures(buildDirectory: string): Promise<voi
       await settle((t) => t.conversations >= conversationsSoFar && t.visitor_messages >= messagesSoFar);
       const counted = proxy.calls
         .slice(before)
-        .filter((call) => call.analytics && call.operation !== "Query");
+        .filter((call) => onAnalytics(call) && call.operation !== "Query");
       const turns = CONVERSATIONS * TURNS_EACH;
       const figures = summary(counted);
       console.log(
@@ -224,7 +152,7 @@ export async function printAnalyticsFigures(buildDirectory: string): Promise<voi
     ] as const) {
       const start = proxy.calls.length;
       const answer = await act();
-      const figures = summary(proxy.calls.slice(start).filter((call) => !call.analytics));
+      const figures = summary(proxy.calls.slice(start).filter((call) => !onAnalytics(call)));
       console.log(
         `  ${label}: ${answer.status}, ${figures.calls}, ${fixed(figures.write, 1)} WRU, ${fixed(figures.read, 1)} RRU (key check included)`,
       );

@@ -39,8 +39,6 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -71,6 +69,7 @@ import { wooDemo } from "#test/fakes/platforms/woocommerce";
 import { sequentialRoundTrips } from "#test/support/round-trips";
 import { printAnalyticsFigures } from "./bench-analytics.ts";
 import { printKnowledgeFigures } from "./bench-knowledge.ts";
+import { type Call, countingProxy } from "./bench-table-proxy.ts";
 import { measureWebhooks, printWebhookFigures } from "./bench-webhooks.ts";
 import { measureWidget, printWidgetFigures } from "./bench-widget.ts";
 
@@ -300,141 +299,6 @@ async function measureSizes(only: ReadonlySet<string> | undefined): Promise<Size
 
 // ---------- 2. DynamoDB calls, counted ----------
 
-interface Call {
-  operation: string;
-  partitionKey: string;
-  writeUnits: number;
-  readUnits: number;
-  /** performance.now() when the call arrived, and when its answer went back. */
-  startedAt: number;
-  endedAt: number;
-}
-
-/**
- * Forwards to DynamoDB Local and records each call's operation, first partition key and consumed
- * capacity (it adds ReturnConsumedCapacity to the request; DynamoDB Local does not check
- * signatures). `onCall`, when set, sees each call before it is forwarded (to stall the table then).
- */
-async function countingProxy(target: string): Promise<{
-  url: string;
-  calls: Call[];
-  onCall: ((call: Call) => void) | undefined;
-  /** Holds every answer this long (to count round trips: calls sent together then overlap beyond doubt). */
-  holdMs: number;
-  close(): Promise<void>;
-}> {
-  const calls: Call[] = [];
-  const hooks: { onCall: ((call: Call) => void) | undefined; holdMs: number } = {
-    onCall: undefined,
-    holdMs: 0,
-  };
-  const upstream = new URL(target);
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      let body = Buffer.concat(chunks);
-      const operation = String(req.headers["x-amz-target"] ?? "?").replace(/^DynamoDB_\d+\./, "");
-      const partitionKey = /"PK":\{"S":"([^"#]+)#/.exec(body.toString())?.[1] ?? "";
-      const call: Call = {
-        operation,
-        partitionKey,
-        writeUnits: 0,
-        readUnits: 0,
-        startedAt: performance.now(),
-        endedAt: Number.NaN,
-      };
-      // The webhook pipeline works after the request, on its own keys; it is counted in section 8.
-      if (!/#WEBHOOKS"|#WHEP#/.test(body.toString())) {
-        calls.push(call);
-        hooks.onCall?.(call);
-      }
-      try {
-        const parsed = JSON.parse(body.toString()) as Record<string, unknown>;
-        if (operation !== "?" && operation !== "DescribeTable") {
-          body = Buffer.from(JSON.stringify({ ...parsed, ReturnConsumedCapacity: "TOTAL" }));
-        }
-      } catch {
-        // Not JSON: forwarded as it came.
-      }
-      const forward = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: { ...req.headers, "content-length": String(body.length) },
-        },
-        (response) => {
-          const answer: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => answer.push(chunk));
-          response.on("end", () => {
-            const text = Buffer.concat(answer);
-            countUnits(call, text.toString());
-            const give = () => {
-              if (res.destroyed) return;
-              res.writeHead(response.statusCode ?? 500, response.headers);
-              res.end(text, () => (call.endedAt = performance.now()));
-            };
-            if (hooks.holdMs > 0) setTimeout(give, hooks.holdMs);
-            else give();
-          });
-        },
-      );
-      forward.on("error", () => res.destroy());
-      forward.end(body);
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    calls,
-    get onCall() {
-      return hooks.onCall;
-    },
-    set onCall(hook) {
-      hooks.onCall = hook;
-    },
-    get holdMs() {
-      return hooks.holdMs;
-    },
-    set holdMs(ms) {
-      hooks.holdMs = ms;
-    },
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
-}
-
-/** Request units from an answer's ConsumedCapacity (one entry, or one per table of a transaction). */
-function countUnits(call: Call, answer: string): void {
-  let parsed: { ConsumedCapacity?: unknown } = {};
-  try {
-    parsed = JSON.parse(answer) as { ConsumedCapacity?: unknown };
-  } catch {
-    return;
-  }
-  const consumed = [parsed.ConsumedCapacity ?? []].flat() as {
-    CapacityUnits?: number;
-    ReadCapacityUnits?: number;
-    WriteCapacityUnits?: number;
-  }[];
-  for (const entry of consumed) {
-    const units = entry.CapacityUnits ?? 0;
-    if (entry.WriteCapacityUnits !== undefined || entry.ReadCapacityUnits !== undefined) {
-      call.writeUnits += entry.WriteCapacityUnits ?? 0;
-      call.readUnits += entry.ReadCapacityUnits ?? 0;
-    } else if (/^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(call.operation)) {
-      call.writeUnits += units;
-    } else {
-      call.readUnits += units;
-    }
-  }
-}
-
 const summarise = (calls: Call[]) => {
   const counts = new Map<string, number>();
   for (const call of calls) counts.set(call.operation, (counts.get(call.operation) ?? 0) + 1);
@@ -573,7 +437,10 @@ async function measureCalls(): Promise<Measured> {
   });
   // The functions create their DynamoDB client on first use, from this variable: route them
   // through the counting proxy (seeding below uses its own client, straight to DynamoDB Local).
-  const proxy = await countingProxy(runtime.dynamoDbEndpoint);
+  const proxy = await countingProxy(runtime.dynamoDbEndpoint, {
+    // The webhook pipeline works after the request, on its own keys; it is counted in section 8.
+    ignore: (call) => /#WEBHOOKS"|#WHEP#/.test(call.request),
+  });
   process.env.AWS_ENDPOINT_URL_DYNAMODB = proxy.url;
   try {
     const ctx = { db: createDb(runtime.tableName, runtime.dynamoDb), clock: systemClock };
